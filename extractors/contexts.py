@@ -1,0 +1,187 @@
+"""Cut citation contexts out of a resolved document.
+
+Two views of every citation whose bib entry resolves to a database paper other than the citing one:
+
+- `char_context` (ACL-200 / arXiv(HAtten) convention): the document's running text (its paragraphs in
+  order, joined by one space) with every other citation marker replaced by `OTHERCIT`; then up to 200
+  characters before the marker, " TARGETCIT ", and up to 200 characters after it. Words are cut where the
+  window ends, as in the published datasets.
+- `sentence_context` (ArSyTa): the citing sentence with one sentence before and one after, taken from the
+  same section only, with the same marker replacement, plus the section heading.
+
+A group such as "[3, 4]" or "(Smith 2019; Lee 2020)" is several markers, so it gives one context per
+target, the other members appearing as OTHERCIT.
+
+Every mention becomes a context or is counted under one `dropped_<reason>`.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
+
+from extractors.records import Context, CounterFn, Mention, Paragraph, ParsedDocument, no_count
+
+
+@dataclass(frozen=True)
+class ContextConfig:
+    char_window: int = 200
+    sentences_before: int = 1
+    sentences_after: int = 1
+    target_token: str = "TARGETCIT"
+    other_token: str = "OTHERCIT"
+    paragraph_separator: str = " "
+
+    def as_metadata(self) -> dict[str, object]:
+        return asdict(self)
+
+
+def mask_markers(
+    text: str, mentions: Sequence[Mention], target: Mention | None, config: ContextConfig
+) -> tuple[str, int, int]:
+    """`text` with markers replaced: `target` by " TARGETCIT ", the others by "OTHERCIT".
+
+    Returns the masked text and the span the target's replacement occupies in it ((-1, -1) without one).
+    """
+    pieces: list[str] = []
+    cursor = 0
+    target_span = (-1, -1)
+    for mention in sorted(mentions, key=lambda m: (m.start, m.end)):
+        if mention.start < cursor:  # overlapping spans: keep the first
+            continue
+        pieces.append(text[cursor : mention.start])
+        if mention is target:
+            start = sum(map(len, pieces))
+            pieces.append(f" {config.target_token} ")
+            target_span = (start, start + len(config.target_token) + 2)
+        else:
+            before = next((piece[-1] for piece in reversed(pieces) if piece), "")
+            after = text[mention.end : mention.end + 1]
+            pad_left = " " if before.isalnum() else ""
+            pad_right = " " if after.isalnum() else ""
+            pieces.append(f"{pad_left}{config.other_token}{pad_right}")
+        cursor = mention.end
+    pieces.append(text[cursor:])
+    return "".join(pieces), target_span[0], target_span[1]
+
+
+def cut_char_window(
+    paragraphs: Sequence[Paragraph], paragraph_index: int, target: Mention, config: ContextConfig
+) -> str:
+    """The 200 + " TARGETCIT " + 200 character window around `target` in the document's running text."""
+    left_parts: list[str] = []
+    right_parts: list[str] = []
+    sep = config.paragraph_separator
+    masked, t_start, t_end = mask_markers(
+        paragraphs[paragraph_index].text, paragraphs[paragraph_index].mentions, target, config
+    )
+    left = masked[:t_start]
+    right = masked[t_end:]
+    window = config.char_window
+    i = paragraph_index - 1
+    while len(left) + sum(map(len, left_parts)) < window and i >= 0:
+        left_parts.insert(0, mask_markers(paragraphs[i].text, paragraphs[i].mentions, None, config)[0] + sep)
+        i -= 1
+    j = paragraph_index + 1
+    while len(right) + sum(map(len, right_parts)) < window and j < len(paragraphs):
+        right_parts.append(sep + mask_markers(paragraphs[j].text, paragraphs[j].mentions, None, config)[0])
+        j += 1
+    left_text = "".join(left_parts) + left
+    right_text = right + "".join(right_parts)
+    left_text = left_text[max(0, len(left_text) - window) :]
+    return f"{left_text} {config.target_token} {right_text[:window]}"
+
+
+def _sentence_of(paragraph: Paragraph, mention: Mention) -> int:
+    """Index of the sentence holding the mention (the nearest one when it falls between sentences)."""
+    for k, (start, end) in enumerate(paragraph.sentences):
+        if start <= mention.start < end:
+            return k
+    distances = [
+        (min(abs(mention.start - s), abs(mention.start - e)), k) for k, (s, e) in enumerate(paragraph.sentences)
+    ]
+    return min(distances)[1] if distances else -1
+
+
+def cut_sentence_context(
+    paragraphs: Sequence[Paragraph], paragraph_index: int, target: Mention, config: ContextConfig
+) -> str:
+    """The citing sentence with its neighbours from the same section, markers replaced."""
+    paragraph = paragraphs[paragraph_index]
+    section = paragraph.section_index
+    # the section's sentences, as (paragraph index, sentence span), in order
+    units: list[tuple[int, tuple[int, int]]] = []
+    here = -1
+    for p_idx, par in enumerate(paragraphs):
+        if par.section_index != section:
+            continue
+        spans = par.sentences or ((0, len(par.text)),)
+        for k, span in enumerate(spans):
+            if p_idx == paragraph_index and k == max(_sentence_of(par, target), 0):
+                here = len(units)
+            units.append((p_idx, span))
+    if here < 0:
+        return ""
+    chosen = units[max(0, here - config.sentences_before) : here + config.sentences_after + 1]
+    texts = []
+    for p_idx, (start, end) in chosen:
+        par = paragraphs[p_idx]
+        inside = [m for m in par.mentions if start <= m.start < end]
+        end = max([end] + [m.end for m in inside])
+        local = [Mention(m.start - start, m.end - start, m.text, m.bib_id) for m in inside]
+        local_target = None
+        if p_idx == paragraph_index and target in inside:
+            local_target = local[inside.index(target)]
+        masked, _, _ = mask_markers(par.text[start:end], local, local_target, config)
+        texts.append(masked.strip())
+    return " ".join(t for t in texts if t)
+
+
+def cut_contexts(
+    document: ParsedDocument,
+    resolved: Mapping[str, str | None],
+    config: ContextConfig = ContextConfig(),
+    count: CounterFn = no_count,
+) -> list[Context]:
+    """Every context of `document`. `resolved` maps bib ids to database paper ids (None: unresolved).
+
+    Counts `mentions`, `mentions_linked` and one `dropped_<reason>` per mention that gives no context.
+    """
+    bib_ids = {entry.bib_id for entry in document.bib_entries}
+    per_pair: Counter[str] = Counter()
+    contexts: list[Context] = []
+    for p_idx, paragraph in enumerate(document.paragraphs):
+        for mention in paragraph.mentions:
+            count("mentions", 1)
+            if mention.bib_id is None:
+                count("dropped_unlinked_mention", 1)
+                continue
+            count("mentions_linked", 1)
+            if mention.bib_id not in bib_ids:
+                count("dropped_dangling_link", 1)
+                continue
+            cited = resolved.get(mention.bib_id)
+            if cited is None:
+                count("dropped_unresolved_reference", 1)
+                continue
+            if cited == document.paper_id:
+                count("dropped_self_citation", 1)
+                continue
+            k = per_pair[cited]
+            per_pair[cited] += 1
+            contexts.append(
+                Context(
+                    context_id=f"{document.paper_id}_{cited}_{k}",
+                    citing_id=document.paper_id,
+                    cited_id=cited,
+                    bib_id=mention.bib_id,
+                    char_context=cut_char_window(document.paragraphs, p_idx, mention, config),
+                    sentence_context=cut_sentence_context(document.paragraphs, p_idx, mention, config),
+                    section_heading=paragraph.section_heading,
+                    marker=mention.text,
+                    citing_date=document.date,
+                    citing_year=document.year,
+                )
+            )
+    return contexts

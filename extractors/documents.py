@@ -1,0 +1,80 @@
+"""Input files into documents or dead letters: the one entry point the pipelines call per file or line."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from pathlib import PurePosixPath
+
+from extractors.metadata import paper_from_metadata
+from extractors.records import DeadLetter, Paper, ParsedDocument
+from extractors.s2orc import load_json_record, parse_s2orc_record
+from extractors.tei import DocumentError, parse_tei
+
+JSONL_SUFFIXES = (".jsonl", ".jsonl.gz", ".ndjson", ".jsonl.bz2", ".jsonl.zst")
+
+
+def is_jsonl(path: str) -> bool:
+    return path.lower().endswith(JSONL_SUFFIXES)
+
+
+def file_stem(path: str) -> str:
+    name = PurePosixPath(path.split("#", 1)[0]).name
+    for suffix in (".gz", ".bz2", ".zst", ".jsonl", ".json", ".xml", ".tei", ".grobid"):
+        name = name.removesuffix(suffix)
+    return name
+
+
+def _decode(data: bytes) -> str:
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as err:
+        raise DocumentError("undecodable_bytes", f"not UTF-8 at byte {err.start}: {err.reason}") from err
+
+
+def parse_document(data: bytes, source: str, kind: str) -> ParsedDocument | DeadLetter:
+    """One document's bytes (`kind` "tei" or "s2orc") into a document, or a dead letter saying why not."""
+    try:
+        if kind == "tei":
+            return parse_tei(data, source)
+        if not data.strip():
+            raise DocumentError("empty_file", "the file has no content")
+        record = load_json_record(_decode(data))
+        return parse_s2orc_record(record, source, file_stem(source))
+    except DocumentError as err:
+        return DeadLetter(source=source, stage="parse", reason=err.reason, detail=err.detail[:500])
+    except (ValueError, TypeError, KeyError, AttributeError, IndexError, RecursionError) as err:
+        return DeadLetter(
+            source=source, stage="parse", reason="parser_error", detail=f"{type(err).__name__}: {err}"[:500]
+        )
+
+
+def parse_metadata_line(line: bytes, source: str) -> Paper | DeadLetter:
+    """One line of a metadata JSONL file into a paper, or a dead letter saying why not."""
+    try:
+        return paper_from_metadata(load_json_record(_decode(line)))
+    except DocumentError as err:
+        return DeadLetter(source=source, stage="metadata", reason=err.reason, detail=err.detail[:500])
+
+
+def numbered_lines(lines: Iterable[bytes], path: str) -> Iterator[tuple[str, bytes]]:
+    """(`path:line`, bytes) for each non-blank line: the identity a JSONL record keeps in dead letters."""
+    for number, line in enumerate(lines, start=1):
+        if line.strip():
+            yield f"{path}:{number}", line
+
+
+def paper_from_document(document: ParsedDocument) -> Paper:
+    """What a parsed document says about itself, as a database record of lowest precedence."""
+    return Paper(
+        paper_id=document.paper_id,
+        title=document.title,
+        abstract=document.abstract,
+        authors=document.authors,
+        date=document.date,
+        year=document.year,
+        categories=document.categories,
+        doi=document.doi,
+        arxiv_id=document.arxiv_id,
+        s2_paper_id=document.s2_paper_id,
+        source="document",
+    )

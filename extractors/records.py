@@ -1,0 +1,159 @@
+"""The data model shared by every stage: small frozen dataclasses, no Beam.
+
+A parsed document (`ParsedDocument`) carries paragraphs with character-offset citation mentions and the
+bibliography those mentions link to. The paper database is a set of `Paper` records. Contexts are what the
+dataset is made of. Anything that cannot be processed becomes a `DeadLetter` that keeps the input's
+identity and a readable reason.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+
+# A counter callback: pure functions report what they dropped or saw as (name, increment) so that the
+# pipeline can turn it into a Beam counter and tests can collect it into a dict.
+CounterFn = Callable[[str, int], None]
+
+
+def no_count(name: str, n: int = 1) -> None:
+    """The counter callback for callers that do not care."""
+
+
+@dataclass(frozen=True)
+class BibEntry:
+    """One entry of a document's bibliography, as parsed; ids are normalised (see `extractors.ids`)."""
+
+    bib_id: str
+    title: str | None = None
+    authors: tuple[str, ...] = ()
+    year: int | None = None
+    venue: str | None = None
+    doi: str | None = None
+    arxiv_id: str | None = None
+    raw: str | None = None
+
+
+@dataclass(frozen=True)
+class Mention:
+    """An in-text citation marker: character offsets into its paragraph's text, and the bib entry it links to."""
+
+    start: int
+    end: int
+    text: str
+    bib_id: str | None
+
+
+@dataclass(frozen=True)
+class Paragraph:
+    """A block of running text with its sentences (character spans) and citation mentions.
+
+    `section_index` numbers the document's sections; paragraphs that share it belong to one section, which
+    is what bounds a sentence context.
+    """
+
+    text: str
+    section_index: int
+    section_heading: str | None
+    sentences: tuple[tuple[int, int], ...]
+    mentions: tuple[Mention, ...]
+    kind: str = "body"  # abstract | body | caption | note | back
+
+
+@dataclass(frozen=True)
+class ParsedDocument:
+    """One input document after parsing. `source` names the input (path, or path:line for JSONL)."""
+
+    paper_id: str
+    source: str
+    source_format: str
+    title: str | None
+    abstract: str | None
+    authors: tuple[str, ...]
+    paragraphs: tuple[Paragraph, ...]
+    bib_entries: tuple[BibEntry, ...]
+    arxiv_id: str | None = None
+    doi: str | None = None
+    s2_paper_id: str | None = None
+    date: dt.date | None = None
+    year: int | None = None
+    categories: tuple[str, ...] = ()
+
+    def identifier_keys(self) -> list[str]:
+        """Identifier keys, strongest first, in the form `extractors.ids.identifier_keys` gives."""
+        from extractors.ids import identifier_keys
+
+        return identifier_keys(arxiv_id=self.arxiv_id, doi=self.doi, s2_paper_id=self.s2_paper_id)
+
+    def with_id(self, paper_id: str) -> ParsedDocument:
+        return replace(self, paper_id=paper_id)
+
+
+@dataclass(frozen=True)
+class Paper:
+    """A paper of the database: the metadata a context's citing and cited papers are described by."""
+
+    paper_id: str
+    title: str | None
+    abstract: str | None = None
+    authors: tuple[str, ...] = ()
+    date: dt.date | None = None
+    year: int | None = None
+    categories: tuple[str, ...] = ()
+    doi: str | None = None
+    arxiv_id: str | None = None
+    s2_paper_id: str | None = None
+    source: str = "metadata"
+
+    def identifier_keys(self) -> list[str]:
+        from extractors.ids import identifier_keys
+
+        return identifier_keys(arxiv_id=self.arxiv_id, doi=self.doi, s2_paper_id=self.s2_paper_id)
+
+
+@dataclass(frozen=True)
+class Resolution:
+    """How a bib entry was matched to a database paper (or why not)."""
+
+    bib_id: str
+    paper_id: str | None
+    method: str  # arxiv_id | doi | title | unresolved | ambiguous
+    score: float | None = None
+
+
+@dataclass(frozen=True)
+class Context:
+    """One citation context: a (citing, cited) pair and the text around one marker."""
+
+    context_id: str
+    citing_id: str
+    cited_id: str
+    bib_id: str
+    char_context: str
+    sentence_context: str
+    section_heading: str | None
+    marker: str
+    citing_date: dt.date | None = None
+    citing_year: int | None = None
+    cited_date: dt.date | None = None
+    cited_year: int | None = None
+    split: str | None = None
+
+
+@dataclass(frozen=True)
+class DeadLetter:
+    """An input that could not be processed: where it came from, at which stage, and why."""
+
+    source: str
+    stage: str
+    reason: str
+    detail: str = ""
+
+
+@dataclass(frozen=True)
+class ResolvedDocument:
+    """A parsed document whose metadata is merged from the database and whose bib entries are resolved."""
+
+    document: ParsedDocument
+    resolutions: tuple[Resolution, ...] = field(default_factory=tuple)

@@ -1,0 +1,87 @@
+"""The dataset's tables: one explicit pyarrow schema each, defined once, with the record-to-row functions.
+
+Pipelines write these tables; trainers and tests read them. Field names here are the dataset's contract.
+"""
+
+from __future__ import annotations
+
+import pyarrow as pa
+
+from extractors.records import Context, DeadLetter, Paper
+
+SPLITS = ("train", "validation", "test")
+
+CONTEXTS_SCHEMA = pa.schema(
+    [
+        pa.field("context_id", pa.string(), nullable=False),
+        pa.field("citing_id", pa.string(), nullable=False),
+        pa.field("cited_id", pa.string(), nullable=False),
+        pa.field("bib_id", pa.string()),
+        pa.field("char_context", pa.string()),
+        pa.field("sentence_context", pa.string()),
+        pa.field("section_heading", pa.string()),
+        pa.field("marker", pa.string()),
+        pa.field("citing_date", pa.date32()),
+        pa.field("citing_year", pa.int32()),
+        pa.field("cited_date", pa.date32()),
+        pa.field("cited_year", pa.int32()),
+        pa.field("split", pa.string()),
+    ]
+)
+
+PAPERS_SCHEMA = pa.schema(
+    [
+        pa.field("paper_id", pa.string(), nullable=False),
+        pa.field("title", pa.string()),
+        pa.field("abstract", pa.string()),
+        pa.field("authors", pa.list_(pa.string())),
+        pa.field("date", pa.date32()),
+        pa.field("year", pa.int32()),
+        pa.field("categories", pa.list_(pa.string())),
+        pa.field("doi", pa.string()),
+        pa.field("arxiv_id", pa.string()),
+        pa.field("source", pa.string()),
+    ]
+)
+
+CITATIONS_SCHEMA = pa.schema(
+    [
+        pa.field("citing_id", pa.string(), nullable=False),
+        pa.field("cited_id", pa.string(), nullable=False),
+        pa.field("num_contexts", pa.int32()),
+        pa.field("section_headings", pa.list_(pa.string())),
+    ]
+)
+
+DEAD_LETTER_SCHEMA = pa.schema(
+    [
+        pa.field("source", pa.string(), nullable=False),
+        pa.field("stage", pa.string(), nullable=False),
+        pa.field("reason", pa.string(), nullable=False),
+        pa.field("detail", pa.string()),
+    ]
+)
+
+
+def context_row(context: Context) -> dict[str, object]:
+    return {name: getattr(context, name) for name in CONTEXTS_SCHEMA.names}
+
+
+def paper_row(paper: Paper) -> dict[str, object]:
+    row = {name: getattr(paper, name) for name in PAPERS_SCHEMA.names}
+    row["authors"] = list(paper.authors)
+    row["categories"] = list(paper.categories)
+    return row
+
+
+def citation_row(citing_id: str, cited_id: str, headings: list[str | None]) -> dict[str, object]:
+    return {
+        "citing_id": citing_id,
+        "cited_id": cited_id,
+        "num_contexts": len(headings),
+        "section_headings": sorted({h for h in headings if h}),
+    }
+
+
+def dead_letter_row(letter: DeadLetter) -> dict[str, object]:
+    return {name: getattr(letter, name) for name in DEAD_LETTER_SCHEMA.names}

@@ -1,0 +1,48 @@
+"""Sentence spans for paragraphs that do not come with GROBID's `<s>` segmentation.
+
+We use BlingFire (Microsoft's finite-state tokenizer, a compiled wheel) through
+`text_to_sentences_and_offsets`: it keeps "et al.", "Fig.", "Eq.", "e.g.", "i.e." and initials inside a
+sentence where pysbd and syntok break (see tests/test_sentences.py, which pins those cases). Two repairs
+are applied on top, because a citation marker must never be split from its sentence:
+
+- a boundary that falls inside a citation marker is removed;
+- a "sentence" that is only citation markers and punctuation (e.g. "[5].") joins the previous one.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+import blingfire
+
+_ONLY_MARKERS_AND_PUNCT = re.compile(r"^[\s\W\d]*$")
+
+
+def split_sentences(text: str, marker_spans: Sequence[tuple[int, int]] = ()) -> tuple[tuple[int, int], ...]:
+    """Character spans `(start, end)` of the sentences of `text`, in order, covering its non-blank text."""
+    if not text.strip():
+        return ()
+    _, offsets = blingfire.text_to_sentences_and_offsets(text)
+    spans = [(int(a), int(b)) for a, b in offsets if b > a]
+    if not spans:
+        return ((0, len(text)),)
+    merged: list[tuple[int, int]] = [spans[0]]
+    for start, end in spans[1:]:
+        prev_start, prev_end = merged[-1]
+        inside_marker = any(ms < start < me or ms < prev_end < me for ms, me in marker_spans)
+        leftover = _strip_markers(text, start, end, marker_spans)
+        if inside_marker or _ONLY_MARKERS_AND_PUNCT.match(leftover):
+            merged[-1] = (prev_start, end)
+        else:
+            merged.append((start, end))
+    return tuple(merged)
+
+
+def _strip_markers(text: str, start: int, end: int, marker_spans: Sequence[tuple[int, int]]) -> str:
+    """The sentence's text with citation markers blanked, to tell whether anything but markers is left."""
+    chars = list(text[start:end])
+    for ms, me in marker_spans:
+        for i in range(max(ms, start), min(me, end)):
+            chars[i - start] = " "
+    return "".join(chars)

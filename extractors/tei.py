@@ -1,0 +1,368 @@
+"""GROBID `processFulltextDocument` TEI (GROBID 0.5 to 0.8) into a `ParsedDocument`, with lxml.
+
+Where the text lives:
+- paragraphs are the outermost `p`, `figDesc`, `note`, `item` and `cell` elements of the abstract
+  (`teiHeader/profileDesc/abstract`), the body (`text/body`) and the back matter (`text/back`, outside
+  `listBibl`), in document order; every `ref[@type="bibr"]` of the document sits in one of them;
+- a body or back `div` is a section (its `head` is the heading); the abstract, each figure and each
+  footnote are sections of their own;
+- sentences are GROBID's `<s>` elements where the TEI has them (`segmentSentences=1`), else
+  `extractors.sentences.split_sentences`;
+- whitespace runs are collapsed to one space while the text is assembled, so offsets stay exact.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from pathlib import PurePosixPath
+
+from lxml import etree
+
+from extractors.ids import normalize_arxiv_id, normalize_doi, paper_id_for
+from extractors.records import BibEntry, Mention, Paragraph, ParsedDocument
+from extractors.sentences import split_sentences
+
+TEI_NS = "http://www.tei-c.org/ns/1.0"
+NS = {"t": TEI_NS}
+_CONTAINERS = frozenset(f"{{{TEI_NS}}}{tag}" for tag in ("p", "figDesc", "note", "item", "cell"))
+_WS = re.compile(r"\s+")
+_CATEGORY_IN_IDNO = re.compile(r"\[([a-z\-]+(?:\.[A-Za-z\-]+)?)\]")
+
+
+class DocumentError(ValueError):
+    """A document that cannot become a record; `reason` is the short drop reason (a counter name)."""
+
+    def __init__(self, reason: str, detail: str = "") -> None:
+        super().__init__(f"{reason}: {detail}" if detail else reason)
+        self.reason = reason
+        self.detail = detail
+
+
+def _q(tag: str) -> str:
+    return f"{{{TEI_NS}}}{tag}"
+
+
+def _clean(text: str | None) -> str | None:
+    if text is None:
+        return None
+    text = _WS.sub(" ", text).strip()
+    return text or None
+
+
+def _text_of(elem: etree._Element | None) -> str | None:
+    if elem is None:
+        return None
+    return _clean("".join(elem.itertext()))
+
+
+def parse_date(value: str | None) -> tuple[dt.date | None, int | None]:
+    """`2018-06-01` -> (date, 2018); `2018-06` and `2018` -> (None, 2018): a date only when it is a day."""
+    if not value:
+        return None, None
+    match = re.match(r"^\s*(\d{4})(?:-(\d{1,2})(?:-(\d{1,2}))?)?", value)
+    if not match:
+        return None, None
+    year = int(match.group(1))
+    if not 1000 <= year <= 2999:
+        return None, None
+    if match.group(3):
+        try:
+            return dt.date(year, int(match.group(2)), int(match.group(3))), year
+        except ValueError:
+            return None, year
+    return None, year
+
+
+class _TextBuilder:
+    """Assembles a paragraph's text from an element tree, recording mention and `<s>` spans."""
+
+    def __init__(self) -> None:
+        self.parts: list[str] = []
+        self.length = 0
+        self.mentions: list[Mention] = []
+        self.sentences: list[tuple[int, int]] = []
+
+    def _ends_with_space(self) -> bool:
+        return not self.parts or self.parts[-1].endswith(" ")
+
+    def append(self, raw: str | None) -> None:
+        if not raw:
+            return
+        text = _WS.sub(" ", raw)
+        if text.startswith(" ") and self._ends_with_space():
+            text = text[1:]
+        if text:
+            self.parts.append(text)
+            self.length += len(text)
+
+    def walk(self, elem: etree._Element) -> None:
+        self.append(elem.text)
+        for child in elem:
+            if not isinstance(child.tag, str):  # comments, processing instructions
+                self.append(child.tail)
+                continue
+            if child.tag == _q("ref") and child.get("type") == "bibr":
+                self._add_mention(child)
+            elif child.tag == _q("s"):
+                if not self._ends_with_space():
+                    self.append(" ")
+                start = self.length
+                self.walk(child)
+                end = self.length
+                if self.parts and self.parts[-1].endswith(" "):
+                    end -= 1
+                if end > start:
+                    self.sentences.append((start, end))
+            else:
+                self.walk(child)
+            self.append(child.tail)
+
+    def _add_mention(self, ref: etree._Element) -> None:
+        raw = _WS.sub(" ", "".join(ref.itertext()))
+        lead = len(raw) - len(raw.lstrip(" "))
+        if lead and self._ends_with_space():
+            lead = 0  # the builder will drop that space
+        self.append(raw)
+        stripped = raw.strip()
+        end = self.length - (len(raw) - len(raw.rstrip(" ")))
+        start = end - len(stripped)
+        target = (ref.get("target") or "").strip()
+        bib_id = target[1:] if target.startswith("#") else (target or None)
+        if stripped:
+            self.mentions.append(Mention(start=start, end=end, text=stripped, bib_id=bib_id))
+        else:  # an empty marker still counts as a mention, at the position where it stood
+            self.mentions.append(Mention(start=self.length, end=self.length, text="", bib_id=bib_id))
+
+    def paragraph(self, section_index: int, heading: str | None, kind: str) -> Paragraph | None:
+        text = "".join(self.parts)
+        stripped = text.rstrip(" ")
+        if not stripped and not self.mentions:
+            return None
+        sentences = tuple((a, min(b, len(stripped))) for a, b in self.sentences if a < len(stripped))
+        if not sentences:
+            sentences = split_sentences(stripped, [(m.start, m.end) for m in self.mentions])
+        return Paragraph(
+            text=stripped,
+            section_index=section_index,
+            section_heading=heading,
+            sentences=sentences,
+            mentions=tuple(self.mentions),
+            kind=kind,
+        )
+
+
+def _outermost_containers(root: etree._Element, skip: frozenset[str] = frozenset()) -> list[etree._Element]:
+    """Paragraph-like elements under `root` with no paragraph-like ancestor below `root`, in order."""
+    found: list[etree._Element] = []
+
+    def visit(elem: etree._Element) -> None:
+        for child in elem:
+            if not isinstance(child.tag, str) or child.tag in skip:
+                continue
+            if child.tag in _CONTAINERS:
+                found.append(child)
+            else:
+                visit(child)
+
+    visit(root)
+    return found
+
+
+def _section_of(container: etree._Element, stop: etree._Element) -> tuple[etree._Element, str]:
+    """The element that defines a container's section, and the paragraph kind it implies."""
+    node = container
+    section = stop
+    kind = "body"
+    while node is not None and node is not stop:
+        tag = node.tag
+        if tag == _q("figure") or (tag == _q("note") and node.get("place") == "foot"):
+            return node, ("caption" if tag == _q("figure") else "note")
+        if tag == _q("div") and section is stop:
+            section = node
+        node = node.getparent()
+    return section, kind
+
+
+def _heading_of(section: etree._Element, kind: str) -> str | None:
+    head = section.find(_q("head"))
+    heading = _text_of(head)
+    if kind == "caption":
+        label = _text_of(section.find(_q("label")))
+        return heading or (f"Figure {label}" if label else "Figure caption")
+    if kind == "note":
+        return heading or "Footnote"
+    return heading
+
+
+def _paragraphs(tree: etree._Element) -> tuple[Paragraph, ...]:
+    paragraphs: list[Paragraph] = []
+    section_ids: dict[int, int] = {}
+    areas: list[tuple[etree._Element, str]] = []
+    abstract = tree.find(f"{_q('teiHeader')}/{_q('profileDesc')}/{_q('abstract')}")
+    if abstract is not None:
+        areas.append((abstract, "abstract"))
+    text = tree.find(_q("text"))
+    if text is not None:
+        for area_tag, kind in (("front", "body"), ("body", "body"), ("back", "back")):
+            area = text.find(_q(area_tag))
+            if area is not None:
+                areas.append((area, kind))
+    for area, area_kind in areas:
+        for container in _outermost_containers(area, skip=frozenset({_q("listBibl")})):
+            section, kind = _section_of(container, area)
+            if kind == "body":
+                kind = area_kind
+            key = id(section)
+            if key not in section_ids:
+                section_ids[key] = len(section_ids)
+            if kind == "abstract":
+                heading = _heading_of(section, kind) if section is not area else None
+                heading = heading or "Abstract"
+            else:
+                heading = _heading_of(section, kind) if section is not area else None
+            builder = _TextBuilder()
+            builder.walk(container)
+            paragraph = builder.paragraph(section_ids[key], heading, kind)
+            if paragraph is not None:
+                paragraphs.append(paragraph)
+    return tuple(paragraphs)
+
+
+def _person_name(author: etree._Element) -> str | None:
+    pers = author.find(_q("persName"))
+    if pers is None:
+        return None
+    names = [_clean(f.text) for f in pers.findall(_q("forename"))]
+    surname = _clean("".join(pers.find(_q("surname")).itertext())) if pers.find(_q("surname")) is not None else None
+    parts = [n for n in names if n] + ([surname] if surname else [])
+    return " ".join(parts) or None
+
+
+def _bib_entry(struct: etree._Element, index: int) -> BibEntry:
+    bib_id = struct.get("{http://www.w3.org/XML/1998/namespace}id") or f"b{index}"
+    analytic = struct.find(_q("analytic"))
+    monogr = struct.find(_q("monogr"))
+    title = None
+    venue = None
+    if analytic is not None:
+        title = _text_of(analytic.find(f"{_q('title')}[@type='main']")) or _text_of(analytic.find(_q("title")))
+    if monogr is not None:
+        monogr_title = (
+            _text_of(monogr.find(f"{_q('title')}[@level='j']"))
+            or _text_of(monogr.find(f"{_q('title')}[@level='m']"))
+            or _text_of(monogr.find(_q("title")))
+        )
+        if title is None:
+            title = monogr_title
+        else:
+            venue = monogr_title
+    authors_from = analytic if analytic is not None and analytic.find(_q("author")) is not None else monogr
+    authors: tuple[str, ...] = ()
+    if authors_from is not None:
+        authors = tuple(n for n in (_person_name(a) for a in authors_from.findall(_q("author"))) if n)
+    year = None
+    date = struct.find(f".//{_q('imprint')}/{_q('date')}")
+    if date is not None:
+        _, year = parse_date(date.get("when") or _text_of(date))
+    doi = None
+    arxiv = None
+    for idno in struct.iter(_q("idno")):
+        kind = (idno.get("type") or "").lower()
+        value = _text_of(idno)
+        if kind == "doi" and doi is None:
+            doi = normalize_doi(value)
+        elif kind in ("arxiv", "") and arxiv is None:  # GROBID leaves "abs/1901.00596" untyped
+            arxiv = normalize_arxiv_id(value)
+    raw = _text_of(struct.find(f"{_q('note')}[@type='raw_reference']"))
+    if arxiv is None and raw:
+        arxiv = normalize_arxiv_id(raw) if "arxiv" in raw.lower() else None
+    if doi is None:
+        for ptr in struct.iter(_q("ptr")):
+            doi = normalize_doi(ptr.get("target")) if "doi" in (ptr.get("target") or "").lower() else None
+            if doi:
+                break
+    return BibEntry(
+        bib_id=bib_id, title=title, authors=authors, year=year, venue=venue, doi=doi, arxiv_id=arxiv, raw=raw
+    )
+
+
+def parse_tei(data: bytes, source: str) -> ParsedDocument:
+    """Parse one GROBID TEI document. Raises `DocumentError` with a drop reason when it cannot."""
+    if not data or not data.strip():
+        raise DocumentError("empty_file", "the file has no content")
+    parser = etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=True, remove_comments=False)
+    try:
+        root = etree.fromstring(data, parser)
+    except etree.XMLSyntaxError as err:
+        if "encoding" in str(err).lower() or "utf-8" in str(err).lower() or "bytes" in str(err).lower():
+            raise DocumentError("undecodable_bytes", str(err)) from err
+        raise DocumentError("malformed_xml", str(err)) from err
+    if root.tag != _q("TEI"):
+        raise DocumentError("not_tei", f"root element is {root.tag!r}, not TEI")
+
+    header = root.find(_q("teiHeader"))
+    file_desc = header.find(_q("fileDesc")) if header is not None else None
+    title = None
+    source_struct = None
+    if file_desc is not None:
+        title = _text_of(file_desc.find(f"{_q('titleStmt')}/{_q('title')}[@type='main']")) or _text_of(
+            file_desc.find(f"{_q('titleStmt')}/{_q('title')}")
+        )
+        source_struct = file_desc.find(f"{_q('sourceDesc')}/{_q('biblStruct')}")
+    authors: tuple[str, ...] = ()
+    arxiv_id = doi = None
+    categories: tuple[str, ...] = ()
+    date = year = None
+    if source_struct is not None:
+        if title is None:
+            title = _text_of(source_struct.find(f"{_q('analytic')}/{_q('title')}"))
+        analytic = source_struct.find(_q("analytic"))
+        if analytic is not None:
+            authors = tuple(n for n in (_person_name(a) for a in analytic.findall(_q("author"))) if n)
+        for idno in source_struct.findall(_q("idno")):
+            kind = (idno.get("type") or "").lower()
+            value = _text_of(idno)
+            if kind == "arxiv" and arxiv_id is None:
+                arxiv_id = normalize_arxiv_id(value)
+                cat = _CATEGORY_IN_IDNO.search(value or "")
+                categories = (cat.group(1),) if cat else ()
+            elif kind == "doi" and doi is None:
+                doi = normalize_doi(value)
+        when = source_struct.find(f"{_q('monogr')}/{_q('imprint')}/{_q('date')}")
+        if when is not None:
+            date, year = parse_date(when.get("when"))
+    if year is None and file_desc is not None:
+        pub = file_desc.find(f"{_q('publicationStmt')}/{_q('date')}")
+        if pub is not None:
+            date, year = parse_date(pub.get("when"))
+
+    paragraphs = _paragraphs(root)
+    abstract_text = " ".join(p.text for p in paragraphs if p.kind == "abstract") or None
+    bib_entries = tuple(
+        _bib_entry(struct, i) for i, struct in enumerate(root.iterfind(f".//{_q('listBibl')}/{_q('biblStruct')}"))
+    )
+    body = [p for p in paragraphs if p.kind != "abstract"]
+    if not body:
+        raise DocumentError("no_body", "the TEI has no paragraph outside the abstract")
+    stem = PurePosixPath(source.split("#", 1)[0]).name
+    for suffix in (".gz", ".xml", ".tei", ".grobid"):
+        stem = stem.removesuffix(suffix)
+    paper_id = paper_id_for(arxiv_id=arxiv_id, doi=doi, s2_paper_id=None, fallback=stem)
+    if title is None and arxiv_id is None and doi is None:
+        raise DocumentError("no_title", "no title and no arXiv id or DOI to find one in the paper database")
+    return ParsedDocument(
+        paper_id=paper_id,
+        source=source,
+        source_format="tei",
+        title=title,
+        abstract=abstract_text,
+        authors=authors,
+        paragraphs=paragraphs,
+        bib_entries=bib_entries,
+        arxiv_id=arxiv_id,
+        doi=doi,
+        date=date,
+        year=year,
+        categories=categories,
+    )

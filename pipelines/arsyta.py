@@ -1,0 +1,364 @@
+"""Build an ArSyTa-style local citation recommendation dataset from parsed papers.
+
+    python -m pipelines.arsyta --runner=DirectRunner --output out/
+    python -m pipelines.arsyta --runner=DirectRunner \\
+        --tei 'papers/*.tei.xml' --s2orc 's2orc/*.jsonl' --metadata 'arxiv-metadata.jsonl' --output out/
+
+Without input flags it runs on the bundled example corpus (`examples/corpus`). Every path goes through
+Beam's filesystems, so `gs://`, `s3://` and local paths all work, and the same command runs on
+DataflowRunner, FlinkRunner or SparkRunner (see the README for shipping the package to workers).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import logging
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+import apache_beam as beam
+from apache_beam.io.filesystems import FileSystems
+from apache_beam.io.parquetio import WriteToParquet
+from apache_beam.options.pipeline_options import PipelineOptions, SetupOptions
+
+from extractors.contexts import ContextConfig
+from extractors.dataset import SplitConfig, build_stats, dataset_card, format_funnel, graph_statistics
+from extractors.schemas import (
+    CITATIONS_SCHEMA,
+    CONTEXTS_SCHEMA,
+    DEAD_LETTER_SCHEMA,
+    PAPERS_SCHEMA,
+    SPLITS,
+    citation_row,
+    context_row,
+    dead_letter_row,
+    paper_row,
+)
+from mapping.matcher import MatchConfig
+from pipelines.transforms import (
+    DEAD,
+    TALLY,
+    AssignSplits,
+    CanonicalizeIds,
+    CutContexts,
+    MergeDatabase,
+    ParseDocuments,
+    ReadPaperDatabase,
+    ResolveReferences,
+    SelectPapers,
+)
+
+LOG = logging.getLogger("pipelines.arsyta")
+EXAMPLE_CORPUS = Path(__file__).resolve().parent.parent / "examples" / "corpus"
+
+
+def _date(value: str) -> dt.date:
+    return dt.date.fromisoformat(value)
+
+
+class ArsytaOptions(PipelineOptions):
+    @classmethod
+    def _add_argparse_args(cls, parser) -> None:
+        group = parser.add_argument_group("arsyta inputs and outputs")
+        group.add_argument(
+            "--tei",
+            action="append",
+            default=[],
+            help="GROBID TEI files (glob; repeat the flag for more). GROBID 0.5-0.8.",
+        )
+        group.add_argument(
+            "--s2orc",
+            action="append",
+            default=[],
+            help="S2ORC full text (2019/2020/2021 layouts) or unarXive: .json files, or "
+            ".jsonl(.gz) with one paper per line (glob; repeatable).",
+        )
+        group.add_argument(
+            "--metadata",
+            action="append",
+            default=[],
+            help="The paper database: arXiv OAI snapshot JSONL or S2ORC metadata JSONL (glob; repeatable).",
+        )
+        group.add_argument("--output", default="out", help="Output directory (any Beam filesystem path). Default: out")
+        group.add_argument(
+            "--export_json",
+            action="store_true",
+            help="Also write papers.json, contexts.json, train/val/test.json (HAtten/SymTax "
+            "layout) under OUTPUT/json/ after the run.",
+        )
+        group.add_argument(
+            "--num_shards", type=int, default=0, help="Parquet shards per table and split; 0 lets the runner decide."
+        )
+        algo = parser.add_argument_group("arsyta algorithm settings (recorded in stats.json)")
+        algo.add_argument(
+            "--validation_from",
+            type=_date,
+            default=SplitConfig.validation_from,
+            help="Citing papers published on or after this date go to validation (default %(default)s).",
+        )
+        algo.add_argument(
+            "--test_from",
+            type=_date,
+            default=SplitConfig.test_from,
+            help="Citing papers published on or after this date go to test (default %(default)s).",
+        )
+        algo.add_argument(
+            "--char_window",
+            type=int,
+            default=ContextConfig.char_window,
+            help="Characters each side of the marker in char_context (default %(default)s).",
+        )
+        algo.add_argument(
+            "--title_min_similarity",
+            type=float,
+            default=MatchConfig.min_similarity,
+            help="LCS similarity a title match needs (default %(default)s).",
+        )
+        algo.add_argument(
+            "--title_max_candidates",
+            type=int,
+            default=MatchConfig.max_candidates,
+            help="MinHash-LSH candidates verified per reference (default %(default)s).",
+        )
+
+
+def example_inputs() -> dict[str, list[str]]:
+    """The bundled example corpus, used when no input flag is given."""
+    if not EXAMPLE_CORPUS.is_dir():
+        raise SystemExit(
+            f"error: no input flags were given and the example corpus is not at {EXAMPLE_CORPUS}; "
+            "pass --tei/--s2orc/--metadata, or run from a source checkout (pip install -e .)."
+        )
+    return {
+        "tei": [str(EXAMPLE_CORPUS / "tei" / "*.tei.xml")],
+        "s2orc": [str(EXAMPLE_CORPUS / "s2orc" / "*.json*"), str(EXAMPLE_CORPUS / "unarxive" / "*.jsonl")],
+        "metadata": [str(EXAMPLE_CORPUS / "metadata" / "*.jsonl")],
+    }
+
+
+def check_patterns(inputs: dict[str, list[str]]) -> None:
+    """Fail before the pipeline starts, in one line, when a pattern matches no file."""
+    for flag, patterns in inputs.items():
+        for pattern in patterns:
+            matched = FileSystems.match([pattern])[0].metadata_list
+            if not matched:
+                raise SystemExit(f"error: --{flag} {pattern!r} matches no file")
+
+
+def _write(pcoll, prefix: str, schema, label: str, num_shards: int):
+    return pcoll | label >> WriteToParquet(
+        file_path_prefix=prefix,
+        schema=schema,
+        codec="zstd",
+        file_name_suffix=".parquet",
+        num_shards=num_shards,
+        shard_name_template="-SSSSS-of-NNNNN",
+    )
+
+
+def write_stats_and_card(_, output: str, tallies: dict, edges: list, years: dict, options: dict) -> str:
+    """Runs once, at the end of the pipeline: stats.json and the dataset card."""
+    stats = build_stats(tallies, graph_statistics(edges), years, options)
+    for name, text in (
+        ("stats.json", json.dumps(stats, indent=2, sort_keys=False) + "\n"),
+        ("README.md", dataset_card(stats)),
+    ):
+        with FileSystems.create(FileSystems.join(output, name)) as handle:
+            handle.write(text.encode("utf-8"))
+    return output
+
+
+class WriteDataset(beam.PTransform):
+    """Contexts per split, papers, the citation graph, dead letters, stats.json and the dataset card."""
+
+    def __init__(self, output: str, num_shards: int, options: dict) -> None:
+        super().__init__()
+        self.output = output
+        self.num_shards = num_shards
+        self.options = options
+
+    def expand(self, inputs):
+        out = self.output
+        contexts, papers = inputs["contexts"], inputs["papers"]
+        by_split = contexts | "PartitionSplits" >> beam.Partition(lambda c, n: SPLITS.index(c.split), len(SPLITS))
+        for split, part in zip(SPLITS, by_split, strict=True):
+            rows = part | f"{split.title()}Rows" >> beam.Map(context_row)
+            _write(
+                rows,
+                FileSystems.join(out, "contexts", split),
+                CONTEXTS_SCHEMA,
+                f"Write{split.title()}",
+                self.num_shards,
+            )
+        _write(
+            papers | "PaperRows" >> beam.Map(paper_row),
+            FileSystems.join(out, "papers", "papers"),
+            PAPERS_SCHEMA,
+            "WritePapers",
+            self.num_shards,
+        )
+        citations = (
+            contexts
+            | "ByPair" >> beam.Map(lambda c: ((c.citing_id, c.cited_id), c.section_heading))
+            | "GroupPairs" >> beam.GroupByKey()
+            | "CitationRows" >> beam.MapTuple(lambda pair, headings: citation_row(pair[0], pair[1], list(headings)))
+        )
+        _write(
+            citations,
+            FileSystems.join(out, "citations", "citations"),
+            CITATIONS_SCHEMA,
+            "WriteCitations",
+            self.num_shards,
+        )
+        _write(
+            inputs[DEAD] | "DeadRows" >> beam.Map(dead_letter_row),
+            FileSystems.join(out, "dead_letter", "dead_letter"),
+            DEAD_LETTER_SCHEMA,
+            "WriteDeadLetters",
+            1,
+        )
+
+        citing_per_split = (
+            contexts
+            | "SplitCiting" >> beam.Map(lambda c: (c.split, c.citing_id))
+            | "DistinctCiting" >> beam.Distinct()
+            | "CitingTally" >> beam.Map(lambda sc: (f"citing_papers:{sc[0]}", 1))
+        )
+        tallies = (
+            (inputs[TALLY], citing_per_split)
+            | "AllTallies" >> beam.Flatten()
+            | "SumTallies" >> beam.CombinePerKey(sum)
+            | "TallyDict" >> beam.combiners.ToDict()
+        )
+        years = (
+            papers
+            | "PaperYears" >> beam.Map(lambda p: str(p.year) if p.year else "unknown")
+            | "CountYears" >> beam.combiners.Count.PerElement()
+            | "YearDict" >> beam.combiners.ToDict()
+        )
+        edges = citations | "Edges" >> beam.Map(lambda row: (row["citing_id"], row["cited_id"]))
+        return (
+            contexts.pipeline
+            | "Finish" >> beam.Create([None])
+            | "WriteStats"
+            >> beam.Map(
+                write_stats_and_card,
+                output=out,
+                tallies=beam.pvalue.AsSingleton(tallies),
+                edges=beam.pvalue.AsList(edges),
+                years=beam.pvalue.AsSingleton(years),
+                options=self.options,
+            )
+        )
+
+
+def build_pipeline(
+    pipeline: beam.Pipeline,
+    inputs: dict[str, list[str]],
+    output: str,
+    *,
+    split: SplitConfig,
+    contexts: ContextConfig,
+    match: MatchConfig,
+    num_shards: int = 0,
+    options_record: dict | None = None,
+):
+    """Wire the stages; returns the final PCollection (the output directory, once written)."""
+    parsed = pipeline | "ParseDocuments" >> ParseDocuments(inputs.get("tei", []), inputs.get("s2orc", []))
+    database = pipeline | "ReadPaperDatabase" >> ReadPaperDatabase(inputs.get("metadata", []))
+    canonical = {"documents": parsed["documents"], "papers": database["papers"]} | "CanonicalizeIds" >> (
+        CanonicalizeIds()
+    )
+    merged = {"documents": canonical["documents"], "papers": database["papers"]} | "MergeDatabase" >> (MergeDatabase())
+    resolved = {"documents": merged["documents"], "database": merged["database"]} | "ResolveReferences" >> (
+        ResolveReferences(match)
+    )
+    cut = resolved["documents"] | "CutContexts" >> CutContexts(contexts)
+    split_out = {"contexts": cut["contexts"], "database": merged["database"]} | "AssignSplits" >> (AssignSplits(split))
+    selected = {"contexts": split_out["contexts"], "database": merged["database"]} | "SelectPapers" >> (SelectPapers())
+    dead = (parsed[DEAD], database[DEAD], merged[DEAD]) | "AllDeadLetters" >> beam.Flatten()
+    tallies = (
+        parsed[TALLY],
+        database[TALLY],
+        canonical[TALLY],
+        merged[TALLY],
+        resolved[TALLY],
+        cut[TALLY],
+        split_out[TALLY],
+        selected[TALLY],
+    ) | "Tallies" >> beam.Flatten()
+    record = {
+        "inputs": inputs,
+        "split": split.as_metadata(),
+        "contexts": contexts.as_metadata(),
+        "matching": match.as_metadata(),
+        **(options_record or {}),
+    }
+    return {
+        "contexts": split_out["contexts"],
+        "papers": selected["papers"],
+        DEAD: dead,
+        TALLY: tallies,
+    } | "WriteDataset" >> WriteDataset(output, num_shards, record)
+
+
+def read_stats(output: str) -> dict:
+    with FileSystems.open(FileSystems.join(output, "stats.json")) as handle:
+        return json.loads(handle.read().decode("utf-8"))
+
+
+def run(argv: Sequence[str] | None = None) -> dict:
+    """Parse flags, run the pipeline to completion, print the funnel, return stats.json's content."""
+    parser_options = PipelineOptions(argv)
+    options = parser_options.view_as(ArsytaOptions)
+    parser_options.view_as(SetupOptions).save_main_session = False
+    inputs = {"tei": options.tei, "s2orc": options.s2orc, "metadata": options.metadata}
+    if not any(inputs.values()):
+        inputs = example_inputs()
+        print(f"no input flags: using the example corpus in {EXAMPLE_CORPUS}", file=sys.stderr)
+    check_patterns(inputs)
+    split = SplitConfig(validation_from=options.validation_from, test_from=options.test_from)
+    contexts = ContextConfig(char_window=options.char_window)
+    match = MatchConfig(min_similarity=options.title_min_similarity, max_candidates=options.title_max_candidates)
+    with beam.Pipeline(options=parser_options) as pipeline:
+        build_pipeline(
+            pipeline, inputs, options.output, split=split, contexts=contexts, match=match, num_shards=options.num_shards
+        )
+    stats = read_stats(options.output)
+    if options.export_json:
+        from pipelines.export_json import export_json
+
+        export_json(options.output, FileSystems.join(options.output, "json"))
+    print(format_funnel(stats))
+    print(f"dataset written to {options.output}")
+    return stats
+
+
+def print_help() -> None:
+    import argparse
+
+    parser = argparse.ArgumentParser(
+        prog="python -m pipelines.arsyta",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="Beam options (--runner, --direct_num_workers, --direct_running_mode, --project, --region, "
+        "--temp_location, --setup_file, ...) are accepted too; see Beam's PipelineOptions.",
+    )
+    ArsytaOptions._add_argparse_args(parser)
+    parser.print_help()
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    argv = list(argv if argv is not None else sys.argv[1:])
+    if "-h" in argv or "--help" in argv:
+        print_help()
+        return
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    logging.getLogger("pipelines").setLevel(logging.INFO)
+    run(argv)
+
+
+if __name__ == "__main__":
+    main()

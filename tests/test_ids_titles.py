@@ -1,0 +1,39 @@
+from extractors.ids import identifier_keys, normalize_arxiv_id, normalize_doi, paper_id_for
+from mapping.titles import normalize_title
+
+
+def test_arxiv_ids_lose_version_prefix_and_subject_class():
+    assert normalize_arxiv_id("arXiv:1905.00003v2") == "1905.00003"
+    assert normalize_arxiv_id("https://arxiv.org/abs/2101.12345v3") == "2101.12345"
+    assert normalize_arxiv_id("arXiv preprint arXiv:1810.04805, 2018") == "1810.04805"
+    assert normalize_arxiv_id("hep-th/9901001v2") == "hep-th/9901001"
+    assert normalize_arxiv_id("math.GT/0309136") == "math/0309136"
+    assert normalize_arxiv_id("10.1000/xyz") is None
+    assert normalize_arxiv_id("1234.5") is None
+    assert normalize_arxiv_id(None) is None
+
+
+def test_dois_are_lower_cased_without_resolver_or_trailing_punctuation():
+    assert normalize_doi("https://doi.org/10.1145/ABC.123.") == "10.1145/abc.123"
+    assert normalize_doi("doi:10.18653/v1/N18-3011") == "10.18653/v1/n18-3011"
+    assert normalize_doi("no doi here") is None
+
+
+def test_paper_id_rule_prefers_arxiv_then_doi_then_s2_then_stem():
+    assert paper_id_for(arxiv_id="1905.00003", doi="10.1/x", s2_paper_id="7", fallback="f") == "1905.00003"
+    assert paper_id_for(arxiv_id=None, doi="10.1/x", s2_paper_id="7", fallback="f") == "doi:10.1/x"
+    assert paper_id_for(arxiv_id=None, doi=None, s2_paper_id="7", fallback="f") == "7"
+    assert paper_id_for(arxiv_id=None, doi=None, s2_paper_id=None, fallback="f") == "f"
+    assert identifier_keys(arxiv_id="1", doi=None, s2_paper_id="7") == ["arxiv:1", "s2:7"]
+
+
+def test_title_normalisation_folds_latex_accents_case_and_tails():
+    assert normalize_title('Sch{\\"o}n: $\\alpha$-Nets -- a Study. arXiv preprint arXiv:1810.04805') == (
+        "schon alpha nets a study"
+    )
+    assert normalize_title("Über Grünes — “Quoted” Title") == "uber grunes quoted title"
+    assert normalize_title("Deep Residual Learning. In Proceedings of CVPR") == "deep residual learning"
+    assert normalize_title("Attention is all you need. CoRR abs/1706.03762") == "attention is all you need"
+    # a title that merely contains the word keeps it
+    assert normalize_title("The Arxiv of things: preprint servers") == "the arxiv of things preprint servers"
+    assert normalize_title(None) == ""

@@ -1,0 +1,38 @@
+from extractors.sentences import split_sentences
+
+
+def sentences(text, markers=()):
+    return [text[a:b] for a, b in split_sentences(text, markers)]
+
+
+def test_abbreviations_and_initials_do_not_end_a_sentence():
+    text = (
+        "Prior work (Smith et al., 2019) studied this. See Fig. 2 for details. "
+        "It was proposed by J. Smith and K. Lee [3, 4]. Results are in Table 2 of Jones et al. [5]. Done."
+    )
+    assert sentences(text) == [
+        "Prior work (Smith et al., 2019) studied this.",
+        "See Fig. 2 for details.",
+        "It was proposed by J. Smith and K. Lee [3, 4].",
+        "Results are in Table 2 of Jones et al. [5].",
+        "Done.",
+    ]
+
+
+def test_eg_ie_and_eq_stay_inside():
+    text = "We use metrics, e.g. recall, as before. Then Eq. 4 holds, i.e. the bound is tight. End."
+    assert sentences(text) == [
+        "We use metrics, e.g. recall, as before.",
+        "Then Eq. 4 holds, i.e. the bound is tight.",
+        "End.",
+    ]
+
+
+def test_a_sentence_of_only_markers_joins_the_previous_one():
+    text = "This was shown before. [12]. Next sentence here."
+    out = sentences(text, [(23, 27)])
+    assert out[0].endswith("[12].") and len(out) == 2
+
+
+def test_empty_text_has_no_sentences():
+    assert split_sentences("   ") == ()

@@ -1,0 +1,153 @@
+"""Transform tests on FnApiRunner: each stage on small inputs, asserted with Beam's own matchers."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+
+import apache_beam as beam
+from apache_beam.testing.test_pipeline import TestPipeline
+from apache_beam.testing.util import assert_that, equal_to
+
+from extractors.contexts import ContextConfig
+from extractors.dataset import SplitConfig
+from extractors.records import BibEntry, Mention, Paper, Paragraph, ParsedDocument
+from mapping.matcher import MatchConfig
+from pipelines.transforms import (
+    DEAD,
+    TALLY,
+    AssignSplits,
+    CanonicalizeIds,
+    CutContexts,
+    MergeDatabase,
+    ParseDocuments,
+    ResolveReferences,
+)
+from tests.test_tei import SEGMENTED
+
+
+def test_parse_documents_keeps_good_files_and_dead_letters_bad_ones(tmp_path):
+    (tmp_path / "good.tei.xml").write_bytes(SEGMENTED)
+    (tmp_path / "truncated.tei.xml").write_bytes(SEGMENTED[:200])
+    record = {"paper_id": "77", "body_text": [{"text": "Body.", "cite_spans": [], "section": "A"}], "bib_entries": {}}
+    (tmp_path / "papers.jsonl").write_text(json.dumps(record) + "\n\n" + '{"paper_id": "78", "body' + "\n")
+    with TestPipeline(runner="FnApiRunner") as p:
+        out = p | ParseDocuments([str(tmp_path / "*.tei.xml")], [str(tmp_path / "*.jsonl")])
+        assert_that(
+            out["documents"] | beam.Map(lambda d: (d.paper_id, d.source_format)),
+            equal_to([("2101.00001", "tei"), ("77", "s2orc-2020")]),
+            label="Docs",
+        )
+        assert_that(
+            out[DEAD] | beam.Map(lambda d: (d.source.rsplit("/", 1)[1], d.reason)),
+            equal_to([("truncated.tei.xml", "malformed_xml"), ("papers.jsonl:3", "truncated_json")]),
+            label="Dead",
+        )
+        assert_that(
+            out[TALLY] | beam.CombinePerKey(sum),
+            equal_to(
+                [
+                    ("documents_in", 4),
+                    ("documents_dead_lettered", 2),
+                    ("dead:parse:malformed_xml", 1),
+                    ("dead:parse:truncated_json", 1),
+                ]
+            ),
+            label="Tally",
+        )
+
+
+def _doc(paper_id, source, s2=None, bibs=(), paragraphs=()):
+    return ParsedDocument(
+        paper_id=paper_id,
+        source=source,
+        source_format="s2orc-2020",
+        title=None,
+        abstract=None,
+        authors=(),
+        paragraphs=paragraphs,
+        bib_entries=bibs,
+        s2_paper_id=s2,
+    )
+
+
+def test_canonicalize_and_merge_rename_by_shared_ids_and_dead_letter_duplicates():
+    papers = [
+        Paper(
+            "1901.00001",
+            "Real Title",
+            arxiv_id="1901.00001",
+            s2_paper_id="55",
+            date=dt.date(2019, 1, 2),
+            year=2019,
+            source="s2orc-metadata",
+        )
+    ]
+    docs = [_doc("55", "a.json", s2="55"), _doc("1901.00001", "b.json"), _doc("99", "c.json", s2="99")]
+    with TestPipeline(runner="FnApiRunner") as p:
+        meta = p | "Papers" >> beam.Create(papers)
+        canon = {"documents": p | "Docs" >> beam.Create(docs), "papers": meta} | CanonicalizeIds()
+        merged = {"documents": canon["documents"], "papers": meta} | MergeDatabase()
+        assert_that(
+            merged["documents"] | beam.Map(lambda d: (d.paper_id, d.source, d.title, d.year)),
+            equal_to([("1901.00001", "a.json", "Real Title", 2019), ("99", "c.json", None, None)]),
+            label="Kept",
+        )
+        assert_that(
+            merged[DEAD] | beam.Map(lambda d: (d.source, d.reason)),
+            equal_to([("b.json", "duplicate_id")]),
+            label="Duplicates",
+        )
+        assert_that(
+            merged["database"] | beam.Map(lambda p: p.paper_id), equal_to(["1901.00001", "99"]), label="Database"
+        )
+
+
+def test_resolve_cut_and_split_end_to_end_on_one_document():
+    text = "We build on [1] and on Older Work [2], but not on [3]."
+    mentions = tuple(
+        Mention(text.index(m), text.index(m) + 3, m, b) for m, b in (("[1]", "b0"), ("[2]", "b1"), ("[3]", "b2"))
+    )
+    paragraph = Paragraph(text, 0, "Intro", ((0, len(text)),), mentions)
+    bibs = (
+        BibEntry("b0", title="Some title", arxiv_id="2001.00002"),
+        BibEntry("b1", title="A Study of Older Work on Citation Graphs."),
+        BibEntry("b2", title="Future Paper", arxiv_id="2301.00009"),
+    )
+    citing = ParsedDocument(
+        paper_id="2101.00001",
+        source="x",
+        source_format="tei",
+        title="Citing",
+        abstract=None,
+        authors=(),
+        paragraphs=(paragraph,),
+        bib_entries=bibs,
+        date=dt.date(2021, 1, 5),
+        year=2021,
+    )
+    database = [
+        Paper("2101.00001", "Citing", date=dt.date(2021, 1, 5), year=2021, arxiv_id="2101.00001"),
+        Paper("2001.00002", "Some title", date=dt.date(2020, 1, 3), year=2020, arxiv_id="2001.00002"),
+        Paper("1801.00003", "A study of older work on citation graphs", date=dt.date(2018, 1, 1), year=2018),
+        Paper("2301.00009", "Future Paper", date=dt.date(2023, 1, 1), year=2023, arxiv_id="2301.00009"),
+    ]
+    with TestPipeline(runner="FnApiRunner") as p:
+        db = p | "Db" >> beam.Create(database)
+        resolved = {"documents": p | "Doc" >> beam.Create([citing]), "database": db} | ResolveReferences(MatchConfig())
+        cut = resolved["documents"] | CutContexts(ContextConfig())
+        split = {"contexts": cut["contexts"], "database": db} | AssignSplits(
+            SplitConfig(dt.date(2020, 6, 1), dt.date(2022, 1, 1))
+        )
+        assert_that(
+            split["contexts"] | beam.Map(lambda c: (c.context_id, c.split, c.cited_year)),
+            equal_to(
+                [("2101.00001_2001.00002_0", "validation", 2020), ("2101.00001_1801.00003_0", "validation", 2018)]
+            ),
+            label="Contexts",
+        )
+        assert_that(
+            split[TALLY] | beam.CombinePerKey(sum),
+            equal_to([("dropped_cited_after_citing", 1), ("contexts", 2), ("contexts:validation", 2)]),
+            label="SplitTally",
+        )
