@@ -121,10 +121,22 @@ FUNNEL_KEYS = (
     "contexts",
 )
 
+# Every reason a mention does not become a context; stats.json always lists each, zero or not.
+DROP_REASONS = (
+    "unlinked_mention",
+    "dangling_link",
+    "unresolved_reference",
+    "self_citation",
+    "cited_not_in_database",
+    "cited_after_citing",
+    "citing_date_unknown",
+)
+
 
 def build_stats(tallies: Mapping[str, int], graph: Mapping, years: Mapping[str, int], options: Mapping) -> dict:
     """stats.json: the funnel, contexts per split, papers, years, graph figures, and the options used."""
     funnel = {key: int(tallies.get(key, 0)) for key in FUNNEL_KEYS}
+    funnel.update({f"dropped_{reason}": 0 for reason in DROP_REASONS})
     funnel.update({k: int(v) for k, v in sorted(tallies.items()) if k.startswith("dropped_")})
     dropped = sum(v for k, v in funnel.items() if k.startswith("dropped_"))
     checks = {
