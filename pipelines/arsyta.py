@@ -54,8 +54,13 @@ LOG = logging.getLogger("pipelines.arsyta")
 EXAMPLE_CORPUS = Path(__file__).resolve().parent.parent / "examples" / "corpus"
 
 
-def _date(value: str) -> dt.date:
-    return dt.date.fromisoformat(value)
+def _date(value: str) -> str:
+    """Validates an ISO date flag; kept a string so that the options serialise for every runner."""
+    try:
+        dt.date.fromisoformat(value)
+    except ValueError as err:
+        raise ValueError(f"{value!r} is not a date like 2024-01-01") from err
+    return value
 
 
 class ArsytaOptions(PipelineOptions):
@@ -95,13 +100,13 @@ class ArsytaOptions(PipelineOptions):
         algo.add_argument(
             "--validation_from",
             type=_date,
-            default=SplitConfig.validation_from,
+            default=SplitConfig.validation_from.isoformat(),
             help="Citing papers published on or after this date go to validation (default %(default)s).",
         )
         algo.add_argument(
             "--test_from",
             type=_date,
-            default=SplitConfig.test_from,
+            default=SplitConfig.test_from.isoformat(),
             help="Citing papers published on or after this date go to test (default %(default)s).",
         )
         algo.add_argument(
@@ -319,7 +324,10 @@ def run(argv: Sequence[str] | None = None) -> dict:
         inputs = example_inputs()
         print(f"no input flags: using the example corpus in {EXAMPLE_CORPUS}", file=sys.stderr)
     check_patterns(inputs)
-    split = SplitConfig(validation_from=options.validation_from, test_from=options.test_from)
+    split = SplitConfig(
+        validation_from=dt.date.fromisoformat(options.validation_from),
+        test_from=dt.date.fromisoformat(options.test_from),
+    )
     contexts = ContextConfig(char_window=options.char_window)
     match = MatchConfig(min_similarity=options.title_min_similarity, max_candidates=options.title_max_candidates)
     with beam.Pipeline(options=parser_options) as pipeline:

@@ -61,8 +61,15 @@ def build_inputs(shared, tmp_path):
             title = "".join(struct.xpath("t:analytic/t:title[1]//text()", namespaces=NS)).strip()
             if cited:
                 bibs[struct.get("{http://www.w3.org/XML/1998/namespace}id")] = cited
-                database.setdefault(cited, {"id": cited, "title": title or f"Untitled {cited}",
-                                            "date": _month_of(cited), "categories": "cs.LG"})
+                database.setdefault(
+                    cited,
+                    {
+                        "id": cited,
+                        "title": title or f"Untitled {cited}",
+                        "date": _month_of(cited),
+                        "categories": "cs.LG",
+                    },
+                )
         for ref in tree.xpath('//t:ref[@type="bibr"][@target]', namespaces=NS):
             cited = bibs.get(ref.get("target").lstrip("#"))
             if cited is None or cited == own:
@@ -74,11 +81,20 @@ def build_inputs(shared, tmp_path):
     metadata = tmp_path / "metadata.jsonl"
     with metadata.open("w") as handle:
         for paper in database.values():
-            handle.write(json.dumps({
-                "id": paper["id"], "title": paper["title"], "abstract": "", "authors": "A. Author",
-                "categories": paper["categories"], "doi": None,
-                "versions": [{"version": "v1", "created": _rfc2822(paper["date"])}],
-            }) + "\n")
+            handle.write(
+                json.dumps(
+                    {
+                        "id": paper["id"],
+                        "title": paper["title"],
+                        "abstract": "",
+                        "authors": "A. Author",
+                        "categories": paper["categories"],
+                        "doi": None,
+                        "versions": [{"version": "v1", "created": _rfc2822(paper["date"])}],
+                    }
+                )
+                + "\n"
+            )
     return files, metadata, expected, after
 
 
@@ -87,11 +103,21 @@ def real_run(shared, tmp_path_factory):
     tmp_path = tmp_path_factory.mktemp("real")
     files, metadata, expected, after = build_inputs(shared, tmp_path)
     out = tmp_path / "out"
-    stats = run([
-        "--runner=FnApiRunner", "--tei", str(shared / "grobid/os-ia-pipegrobid/*.tei.xml"),
-        "--metadata", str(metadata), "--output", str(out), "--validation_from", "2026-02-20",
-        "--test_from", "2026-03-01",
-    ])
+    stats = run(
+        [
+            "--runner=FnApiRunner",
+            "--tei",
+            str(shared / "grobid/os-ia-pipegrobid/*.tei.xml"),
+            "--metadata",
+            str(metadata),
+            "--output",
+            str(out),
+            "--validation_from",
+            "2026-02-20",
+            "--test_from",
+            "2026-03-01",
+        ]
+    )
     return files, expected, after, stats, out
 
 
