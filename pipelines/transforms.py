@@ -235,7 +235,7 @@ class _MergeByIdFn(beam.DoFn):
         documents: list[ParsedDocument] = sorted(grouped["documents"], key=lambda d: d.source)
         papers: list[Paper] = list(grouped["papers"])
         if len(papers) > 1:
-            tally("metadata_duplicate_records", len(papers) - 1)
+            tally("metadata_records_merged", len(papers) - 1)
         records = papers + ([paper_from_document(documents[0])] if documents else [])
         merged = merge_papers(records)
         yield TaggedOutput("database", merged)

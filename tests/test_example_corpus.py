@@ -1,0 +1,124 @@
+"""The bundled example corpus: the README's first command, checked against examples/corpus/expected.json
+(written by examples/make_corpus.py from the same specification as the documents)."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+
+import pyarrow.parquet as pq
+import pytest
+
+from extractors.documents import is_jsonl, numbered_lines, parse_document
+from extractors.records import ParsedDocument
+from pipelines.arsyta import run
+
+
+@pytest.fixture(scope="module")
+def expected(examples):
+    return json.loads((examples / "expected.json").read_text())
+
+
+@pytest.fixture(scope="module")
+def example_run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("example") / "out"
+    stats = run(["--runner=FnApiRunner", "--output", str(out), "--export_json"])
+    return stats, out
+
+
+def _documents(examples):
+    for path in sorted(examples.glob("tei/*.xml")):
+        yield parse_document(path.read_bytes(), str(path), "tei")
+    for path in sorted(list(examples.glob("s2orc/*")) + list(examples.glob("unarxive/*"))):
+        if is_jsonl(str(path)):
+            for source, line in numbered_lines(path.read_bytes().splitlines(), str(path)):
+                yield parse_document(line, source, "s2orc")
+        else:
+            yield parse_document(path.read_bytes(), str(path), "s2orc")
+
+
+def test_every_example_parses_with_the_expected_counts(examples, expected):
+    seen = set()
+    for document in _documents(examples):
+        assert isinstance(document, ParsedDocument), document
+        paper_id = document.paper_id if document.paper_id in expected["papers"] else document.arxiv_id
+        if paper_id is None:  # the S2ORC 2020 record known only by its S2ORC id until the metadata join
+            paper_id = "2003.00303"
+        want = expected["papers"][paper_id]
+        mentions = [m for p in document.paragraphs for m in p.mentions]
+        assert len(document.bib_entries) == want["bib_entries"], paper_id
+        assert len(mentions) == want["mentions"], paper_id
+        assert sum(1 for m in mentions if m.bib_id) == want["linked_mentions"], paper_id
+        seen.add(paper_id)
+    assert seen == set(expected["papers"])
+
+
+def test_the_funnel_matches_the_specification(example_run, expected):
+    stats, _ = example_run
+    papers = expected["papers"].values()
+    funnel = stats["funnel"]
+    assert funnel["documents_in"] == funnel["documents_parsed"] == 12
+    assert funnel["documents_dead_lettered"] == 0
+    assert funnel["bib_entries"] == sum(p["bib_entries"] for p in papers)
+    assert funnel["mentions"] == sum(p["mentions"] for p in papers)
+    assert funnel["mentions_linked"] == sum(p["linked_mentions"] for p in papers)
+    assert funnel["bib_entries_resolved"] == funnel["bib_entries"] - len(expected["unresolvable"])
+    assert funnel["dropped_self_citation"] == sum(p["cited"].count(pid) for pid, p in expected["papers"].items())
+    assert funnel["dropped_cited_after_citing"] == sum(
+        expected["papers"][citing]["cited"].count(cited) for citing, cited in expected["cited_after_citing"]
+    )
+    assert all(stats["checks"].values())
+    assert stats["contexts"]["train"] > 0 and stats["contexts"]["validation"] > 0 and stats["contexts"]["test"] > 0
+
+
+def test_contexts_are_exactly_the_resolvable_earlier_citations(example_run, expected):
+    _, out = example_run
+    dropped = {tuple(p) for p in expected["self_citations"] + expected["cited_after_citing"]}
+    want = Counter(
+        (citing, cited)
+        for citing, paper in expected["papers"].items()
+        for cited in paper["cited"]
+        if cited is not None and (citing, cited) not in dropped
+    )
+    rows = pq.read_table(out / "contexts").to_pylist()
+    assert Counter((r["citing_id"], r["cited_id"]) for r in rows) == want
+    decoys = {"1704.08001", "1803.08002", "1902.08003"}
+    assert not decoys & {r["cited_id"] for r in rows}, "a similar title of another paper must not match"
+    group = [r for r in rows if r["citing_id"] == "1811.00101" and r["marker"] in ("[3,", "4]")]
+    assert len(group) == 2 and all("OTHERCIT" in r["char_context"] for r in group)
+
+
+def test_huggingface_datasets_loads_the_three_splits(example_run):
+    from datasets import load_dataset
+
+    stats, out = example_run
+    files = {s: str(out / "contexts" / f"{s}-*.parquet") for s in ("train", "validation", "test")}
+    dataset = load_dataset("parquet", data_files=files, cache_dir=str(out.parent / "hf-cache"))
+    assert {s: dataset[s].num_rows for s in files} == stats["contexts"]
+    assert "sentence_context" in dataset["train"].column_names
+
+
+def test_export_json_matches_the_parquet_tables(example_run):
+    stats, out = example_run
+    contexts = json.loads((out / "json/contexts.json").read_text())
+    papers = json.loads((out / "json/papers.json").read_text())
+    assert len(contexts) == stats["funnel"]["contexts"]
+    assert len(papers) == stats["papers"]
+    for name, split in (("train", "train"), ("val", "validation"), ("test", "test")):
+        rows = json.loads((out / f"json/{name}.json").read_text())
+        assert len(rows) == stats["contexts"][split]
+        for row in rows:
+            assert contexts[row["context_id"]]["refid"] == row["positive_ids"][0]
+            assert row["positive_ids"][0] in papers
+    first = next(iter(contexts.values()))
+    assert set(first) == {"masked_text", "citing_id", "refid", "heading"}
+
+
+def test_dataset_card_and_stats_are_written(example_run):
+    stats, out = example_run
+    card = (out / "README.md").read_text()
+    assert "TARGETCIT" in card and "contexts/train-*.parquet" in card
+    on_disk = json.loads((out / "stats.json").read_text())
+    assert on_disk == stats
+    assert on_disk["options"]["matching"]["min_similarity"] == 0.9
+    assert on_disk["citation_graph"]["edges"] == pq.read_table(out / "citations").num_rows
