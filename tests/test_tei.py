@@ -105,6 +105,11 @@ def test_grobid_sentences_are_used_and_attribute_order_does_not_matter():
             b"</titleStmt></fileDesc></teiHeader><text><body/></text></TEI>",
             "no_body",
         ),
+        (
+            b'<TEI xmlns="http://www.tei-c.org/ns/1.0"><teiHeader><fileDesc><titleStmt><title/>'
+            b"</titleStmt></fileDesc></teiHeader><text><body><div><p>Text.</p></div></body></text></TEI>",
+            "no_title",
+        ),
     ],
 )
 def test_bad_tei_becomes_a_dead_letter_with_a_reason(data, reason):
