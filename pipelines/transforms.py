@@ -61,8 +61,11 @@ def _dead(letter: DeadLetter, tally: _Tallies, documents: bool) -> TaggedOutput:
 class ParseDocumentFileFn(beam.DoFn):
     """A matched file into parsed documents (one per file, or one per JSONL line) and dead letters."""
 
+    PROGRESS_EVERY = 1000
+
     def __init__(self, kind: str) -> None:
         self.kind = kind
+        self._seen = 0
 
     def process(self, readable: fileio.ReadableFile) -> Iterator:
         tally = _Tallies()
@@ -77,6 +80,9 @@ class ParseDocumentFileFn(beam.DoFn):
 
     def _one(self, data: bytes, source: str, tally: _Tallies) -> Iterator:
         tally("documents_in")
+        self._seen += 1
+        if self._seen % self.PROGRESS_EVERY == 0:
+            LOG.info("parsed %d %s documents on this worker (last: %s)", self._seen, self.kind, source)
         result = parse_document(data, source, self.kind)
         if isinstance(result, DeadLetter):
             yield _dead(result, tally, documents=True)

@@ -36,3 +36,20 @@ def test_a_sentence_of_only_markers_joins_the_previous_one():
 
 def test_empty_text_has_no_sentences():
     assert split_sentences("   ") == ()
+
+
+def test_fast_spans_equal_blingfires_own_offsets_on_real_paragraphs(shared):
+    """BlingFire's `text_to_sentences_and_offsets` stays the reference for our faster span finder."""
+    import blingfire
+
+    from extractors.sentences import blingfire_spans
+    from extractors.tei import parse_tei
+
+    checked = 0
+    for path in sorted((shared / "grobid").glob("*/*.tei.xml")):
+        for paragraph in parse_tei(path.read_bytes(), str(path)).paragraphs:
+            text = paragraph.text
+            reference = [text[a:b].rstrip() for a, b in blingfire.text_to_sentences_and_offsets(text)[1] if b > a]
+            assert [text[a:b] for a, b in blingfire_spans(text)] == reference
+            checked += 1
+    assert checked > 5000
