@@ -16,7 +16,7 @@ from typing import Any
 
 from extractors.ids import normalize_arxiv_id, normalize_doi, paper_id_for
 from extractors.records import Paper
-from extractors.s2orc import _authors, _year
+from extractors.s2orc import authors_from_json, parse_year
 from extractors.tei import DocumentError, parse_date
 
 _AUTHOR_SEPARATORS = re.compile(r",\s*(?:and\s+)?|\s+and\s+")
@@ -84,8 +84,8 @@ def paper_from_metadata(record: Any) -> Paper:
             paper_id=paper_id_for(arxiv_id=arxiv_id, doi=doi, s2_paper_id=s2_id, fallback=None),
             title=_clean(record.get("title")),
             abstract=_clean(record.get("abstract")),
-            authors=_authors(record.get("authors")),
-            year=_year(record.get("year")),
+            authors=authors_from_json(record.get("authors")),
+            year=parse_year(record.get("year")),
             categories=tuple(str(f) for f in fields if f) if isinstance(fields, list) else (),
             doi=doi,
             arxiv_id=arxiv_id,

@@ -12,6 +12,8 @@ import datetime as dt
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
+from extractors.ids import identifier_keys
+
 # A counter callback: pure functions report what they dropped or saw as (name, increment) so that the
 # pipeline can turn it into a Beam counter and tests can collect it into a dict.
 CounterFn = Callable[[str, int], None]
@@ -82,8 +84,6 @@ class ParsedDocument:
 
     def identifier_keys(self) -> list[str]:
         """Identifier keys, strongest first, in the form `extractors.ids.identifier_keys` gives."""
-        from extractors.ids import identifier_keys
-
         return identifier_keys(arxiv_id=self.arxiv_id, doi=self.doi, s2_paper_id=self.s2_paper_id)
 
     def with_id(self, paper_id: str) -> ParsedDocument:
@@ -107,8 +107,6 @@ class Paper:
     source: str = "metadata"
 
     def identifier_keys(self) -> list[str]:
-        from extractors.ids import identifier_keys
-
         return identifier_keys(arxiv_id=self.arxiv_id, doi=self.doi, s2_paper_id=self.s2_paper_id)
 
 

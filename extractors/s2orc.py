@@ -25,7 +25,7 @@ from extractors.sentences import split_sentences
 from extractors.tei import DocumentError, parse_date
 
 
-def _authors(value: Any) -> tuple[str, ...]:
+def authors_from_json(value: Any) -> tuple[str, ...]:
     names = []
     for author in value or ():
         if isinstance(author, Mapping):
@@ -52,7 +52,7 @@ def _ids_from(other_ids: Any) -> tuple[str | None, str | None]:
     return doi, arxiv
 
 
-def _year(value: Any) -> int | None:
+def parse_year(value: Any) -> int | None:
     try:
         year = int(str(value)[:4]) if value not in (None, "") else None
     except ValueError:
@@ -72,19 +72,21 @@ def _bib_entries(entries: Any) -> tuple[BibEntry, ...]:
         if "bib_entry_raw" in entry:  # unarXive
             for linked in entry.get("contained_arXiv_ids") or ():
                 arxiv = arxiv or normalize_arxiv_id(str(linked.get("id") if isinstance(linked, Mapping) else linked))
-            ids = entry.get("ids") or {}
-            doi = doi or normalize_doi(ids.get("doi")) if isinstance(ids, Mapping) else doi
+            ids = entry.get("ids")
+            if doi is None and isinstance(ids, Mapping):
+                doi = normalize_doi(ids.get("doi"))
             for link in entry.get("contained_links") or ():
                 url = link.get("url") if isinstance(link, Mapping) else None
-                doi = doi or normalize_doi(url) if url and "doi" in url else doi
+                if doi is None and url and "doi" in url:
+                    doi = normalize_doi(url)
         if arxiv is None and raw and "arxiv" in raw.lower():
             arxiv = normalize_arxiv_id(raw)
         result.append(
             BibEntry(
                 bib_id=str(key),
                 title=(entry.get("title") or "").strip() or None,
-                authors=_authors(entry.get("authors")),
-                year=_year(entry.get("year")),
+                authors=authors_from_json(entry.get("authors")),
+                year=parse_year(entry.get("year")),
                 venue=(entry.get("venue") or "").strip() or None,
                 doi=doi,
                 arxiv_id=arxiv,
@@ -184,7 +186,7 @@ def parse_s2orc_record(record: Any, source: str, stem: str) -> ParsedDocument:
         arxiv_id = normalize_arxiv_id(str(record.get("paper_id") or metadata.get("id") or ""))
     doi = normalize_doi(metadata.get("doi") or record.get("doi"))
     s2_id = str(record["paper_id"]) if record.get("paper_id") and layout != "unarxive" else None
-    date, year = None, _year(metadata.get("year") or record.get("year"))
+    date, year = None, parse_year(metadata.get("year") or record.get("year"))
     versions = metadata.get("versions")
     if isinstance(versions, list) and versions:
         from extractors.metadata import first_version_date
@@ -194,7 +196,7 @@ def parse_s2orc_record(record: Any, source: str, stem: str) -> ParsedDocument:
     elif metadata.get("update_date") and year is None:
         _, year = parse_date(metadata.get("update_date"))
     categories = tuple(str(metadata.get("categories") or "").split())
-    authors = _authors(metadata.get("authors") or record.get("authors"))
+    authors = authors_from_json(metadata.get("authors") or record.get("authors"))
     if layout == "unarxive" and isinstance(metadata.get("authors"), str):
         from extractors.metadata import split_authors
 

@@ -120,9 +120,6 @@ class _TextBuilder:
 
     def _add_mention(self, ref: etree._Element) -> None:
         raw = _WS.sub(" ", "".join(ref.itertext()))
-        lead = len(raw) - len(raw.lstrip(" "))
-        if lead and self._ends_with_space():
-            lead = 0  # the builder will drop that space
         self.append(raw)
         stripped = raw.strip()
         end = self.length - (len(raw) - len(raw.rstrip(" ")))
