@@ -89,6 +89,18 @@ class ParsedDocument:
     def with_id(self, paper_id: str) -> ParsedDocument:
         return replace(self, paper_id=paper_id)
 
+    def with_metadata(self, paper: Paper) -> ParsedDocument:
+        """This document described by its database record (title, abstract, authors, date, categories)."""
+        return replace(
+            self,
+            title=paper.title,
+            abstract=paper.abstract,
+            authors=paper.authors,
+            date=paper.date,
+            year=paper.year,
+            categories=paper.categories,
+        )
+
 
 @dataclass(frozen=True)
 class Paper:

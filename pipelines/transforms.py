@@ -259,17 +259,7 @@ class _MergeByIdFn(beam.DoFn):
                     tally,
                     documents=True,
                 )
-            from dataclasses import replace
-
-            yield replace(
-                kept,
-                title=merged.title,
-                abstract=merged.abstract,
-                authors=merged.authors,
-                date=merged.date,
-                year=merged.year,
-                categories=merged.categories,
-            )
+            yield kept.with_metadata(merged)
         yield from tally.emit()
 
 
