@@ -68,6 +68,8 @@ def test_the_funnel_matches_the_specification(example_run, expected):
         expected["papers"][citing]["cited"].count(cited) for citing, cited in expected["cited_after_citing"]
     )
     assert all(stats["checks"].values())
+    # 2003.00303's S2ORC record knows only its S2ORC id; the S2ORC metadata line links it to its arXiv id
+    assert stats["other_counts"]["documents_renamed_to_database_id"] == 1
     assert stats["contexts"]["train"] > 0 and stats["contexts"]["validation"] > 0 and stats["contexts"]["test"] > 0
 
 
