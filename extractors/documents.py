@@ -48,6 +48,17 @@ def parse_document(data: bytes, source: str, kind: str) -> ParsedDocument | Dead
         )
 
 
+def parse_document_file(data: bytes, path: str, kind: str) -> Iterator[ParsedDocument | DeadLetter]:
+    """A whole non-JSONL file: one document, except a `.json` file that is really JSON Lines (the arXiv
+    snapshot's own name is `.json`), which gives one document per line, identified as `path:line`."""
+    result = parse_document(data, path, kind)
+    if kind == "s2orc" and isinstance(result, DeadLetter) and "Extra data" in result.detail:
+        for source, line in numbered_lines(data.splitlines(), path):
+            yield parse_document(line, source, kind)
+        return
+    yield result
+
+
 def parse_metadata_line(line: bytes, source: str) -> Paper | DeadLetter:
     """One line of a metadata JSONL file into a paper, or a dead letter saying why not."""
     try:

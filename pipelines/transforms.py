@@ -23,6 +23,7 @@ from extractors.documents import (
     numbered_lines,
     paper_from_document,
     parse_document,
+    parse_document_file,
     parse_metadata_line,
 )
 from extractors.metadata import merge_papers
@@ -75,15 +76,18 @@ class ParseDocumentFileFn(beam.DoFn):
                 for source, line in numbered_lines(handle, path):
                     yield from self._one(line, source, tally)
         else:
-            yield from self._one(readable.read(), path, tally)
+            for result in parse_document_file(readable.read(), path, self.kind):
+                yield from self._count(result, tally)
         yield from tally.emit()
 
     def _one(self, data: bytes, source: str, tally: _Tallies) -> Iterator:
+        yield from self._count(parse_document(data, source, self.kind), tally)
+
+    def _count(self, result: ParsedDocument | DeadLetter, tally: _Tallies) -> Iterator:
         tally("documents_in")
         self._seen += 1
         if self._seen % self.PROGRESS_EVERY == 0:
-            LOG.info("parsed %d %s documents on this worker (last: %s)", self._seen, self.kind, source)
-        result = parse_document(data, source, self.kind)
+            LOG.info("parsed %d %s documents on this worker (last: %s)", self._seen, self.kind, result.source)
         if isinstance(result, DeadLetter):
             yield _dead(result, tally, documents=True)
         else:
