@@ -163,6 +163,9 @@ CORPUS = {
         None,
     ),
 }
+# Cross-listings (an alias and a non-CS category) and the authors' own ACM-class lines, for the taxonomy.
+EXTRA_CATEGORIES = {"1609.03003": "cs.CL stat.ML", "1901.07007": "cs.IR cs.SY", "2205.00707": "cs.IR math.IT"}
+ACM_CLASS = {"2403.00909": "H.3.3; I.2.6", "1512.06006": "H.3.3"}
 DATABASE = {**EXTRA, **DECOYS, **{k: (*v[:4], None) for k, v in CORPUS.items()}}
 UNKNOWN_TITLE = "An Unpublished Manuscript on Citation Bias"
 
@@ -784,8 +787,8 @@ def main() -> None:
                         "journal-ref": None,
                         "doi": doi,
                         "report-no": None,
-                        "categories": categories,
-                        "acm-class": None,
+                        "categories": EXTRA_CATEGORIES.get(pid, categories),
+                        "acm-class": ACM_CLASS.get(pid),
                         "license": "http://creativecommons.org/licenses/by/4.0/",
                         "abstract": ABSTRACTS.get(pid, f"A fictional paper on {title.lower()}."),
                         "versions": [{"version": "v1", "created": rfc2822(date)}],

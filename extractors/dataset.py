@@ -78,7 +78,15 @@ def date_and_split(
         return None
     if cited.date is None and cited.year is None:
         count("cited_date_unknown", 1)
-    return replace(context, cited_date=cited.date, cited_year=cited.year, split=split)
+    return replace(
+        context,
+        cited_date=cited.date,
+        cited_year=cited.year,
+        split=split,
+        cited_categories=cited.categories,
+        cited_primary_category=cited.primary_category,
+        cited_acm_classes=cited.acm_classes,
+    )
 
 
 def graph_statistics(edges: Iterable[tuple[str, str]], max_exact_nodes: int = 200_000, seed: int = 0) -> dict:

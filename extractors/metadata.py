@@ -40,6 +40,18 @@ def first_version_date(versions: Any) -> dt.date | None:
     return min(dates) if dates else None
 
 
+_ACM_CODE = re.compile(r"(?<![\w.])([A-K](?:\.(?:\d+|m)){0,2})(?![\w])")
+
+
+def acm_codes_in(value: str | None) -> tuple[str, ...]:
+    """An arXiv record's own `ACM-class:` line ("I.2.7; H.3.3", "F.2.2, G.2.2") as CCS codes, in order."""
+    codes: list[str] = []
+    for match in _ACM_CODE.finditer(value or ""):
+        if match.group(1) not in codes:
+            codes.append(match.group(1))
+    return tuple(codes)
+
+
 def split_authors(authors: str) -> tuple[str, ...]:
     """arXiv's one-string author list ("A. Smith, B. Lee and C. Wu (MIT)") into names."""
     text = _WS.sub(" ", _PARENTHESES.sub("", authors or "")).strip()
@@ -74,6 +86,7 @@ def paper_from_metadata(record: Any) -> Paper:
             doi=normalize_doi(record.get("doi")),
             arxiv_id=arxiv_id,
             source="arxiv-metadata",
+            acm_classes_author=acm_codes_in(record.get("acm-class")),
         )
     if "paper_id" in record:
         arxiv_id = normalize_arxiv_id(str(record.get("arxiv_id") or "")) or None
@@ -102,7 +115,18 @@ def merge_papers(papers: list[Paper]) -> Paper:
     ordered = sorted(papers, key=lambda p: (rank.get(p.source, 2), repr(p)))
     first = ordered[0]
     values = {}
-    for name in ("title", "abstract", "authors", "date", "year", "categories", "doi", "arxiv_id", "s2_paper_id"):
+    for name in (
+        "title",
+        "abstract",
+        "authors",
+        "date",
+        "year",
+        "categories",
+        "doi",
+        "arxiv_id",
+        "s2_paper_id",
+        "acm_classes_author",
+    ):
         values[name] = next((getattr(p, name) for p in ordered if getattr(p, name)), getattr(first, name))
     if values["date"] is not None:
         values["year"] = values["date"].year

@@ -117,6 +117,9 @@ class Paper:
     arxiv_id: str | None = None
     s2_paper_id: str | None = None
     source: str = "metadata"
+    primary_category: str | None = None
+    acm_classes: tuple[str, ...] = ()
+    acm_classes_author: tuple[str, ...] = ()
 
     def identifier_keys(self) -> list[str]:
         return identifier_keys(arxiv_id=self.arxiv_id, doi=self.doi, s2_paper_id=self.s2_paper_id)
@@ -149,6 +152,12 @@ class Context:
     cited_date: dt.date | None = None
     cited_year: int | None = None
     split: str | None = None
+    citing_categories: tuple[str, ...] = ()
+    citing_primary_category: str | None = None
+    citing_acm_classes: tuple[str, ...] = ()
+    cited_categories: tuple[str, ...] = ()
+    cited_primary_category: str | None = None
+    cited_acm_classes: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

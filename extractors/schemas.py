@@ -26,6 +26,12 @@ CONTEXTS_SCHEMA = pa.schema(
         pa.field("cited_date", pa.date32()),
         pa.field("cited_year", pa.int32()),
         pa.field("split", pa.string()),
+        pa.field("citing_categories", pa.list_(pa.string())),
+        pa.field("citing_primary_category", pa.string()),
+        pa.field("citing_acm_classes", pa.list_(pa.string())),
+        pa.field("cited_categories", pa.list_(pa.string())),
+        pa.field("cited_primary_category", pa.string()),
+        pa.field("cited_acm_classes", pa.list_(pa.string())),
     ]
 )
 
@@ -38,6 +44,9 @@ PAPERS_SCHEMA = pa.schema(
         pa.field("date", pa.date32()),
         pa.field("year", pa.int32()),
         pa.field("categories", pa.list_(pa.string())),
+        pa.field("primary_category", pa.string()),
+        pa.field("acm_classes", pa.list_(pa.string())),
+        pa.field("acm_classes_author", pa.list_(pa.string())),
         pa.field("doi", pa.string()),
         pa.field("arxiv_id", pa.string()),
         pa.field("source", pa.string()),
@@ -63,15 +72,21 @@ DEAD_LETTER_SCHEMA = pa.schema(
 )
 
 
+def _row(record: object, schema: pa.Schema) -> dict[str, object]:
+    """A record's fields by the schema's names; tuples become lists for pyarrow's list columns."""
+    row = {}
+    for name in schema.names:
+        value = getattr(record, name)
+        row[name] = list(value) if isinstance(value, tuple) else value
+    return row
+
+
 def context_row(context: Context) -> dict[str, object]:
-    return {name: getattr(context, name) for name in CONTEXTS_SCHEMA.names}
+    return _row(context, CONTEXTS_SCHEMA)
 
 
 def paper_row(paper: Paper) -> dict[str, object]:
-    row = {name: getattr(paper, name) for name in PAPERS_SCHEMA.names}
-    row["authors"] = list(paper.authors)
-    row["categories"] = list(paper.categories)
-    return row
+    return _row(paper, PAPERS_SCHEMA)
 
 
 def citation_row(citing_id: str, cited_id: str, headings: list[str | None]) -> dict[str, object]:
@@ -84,4 +99,4 @@ def citation_row(citing_id: str, cited_id: str, headings: list[str | None]) -> d
 
 
 def dead_letter_row(letter: DeadLetter) -> dict[str, object]:
-    return {name: getattr(letter, name) for name in DEAD_LETTER_SCHEMA.names}
+    return _row(letter, DEAD_LETTER_SCHEMA)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 from collections import Counter
 from collections.abc import Iterable, Iterator
+from dataclasses import replace
 
 import apache_beam as beam
 from apache_beam.io import fileio
@@ -29,6 +30,7 @@ from extractors.documents import (
 from extractors.metadata import merge_papers
 from extractors.records import DeadLetter, Paper, ParsedDocument, ResolvedDocument
 from mapping.matcher import InMemoryMatcher, MatchConfig
+from mapping.taxonomy import taxonomy_fields, unmapped_categories
 
 NAMESPACE = "arsyta"
 TALLY = "tally"
@@ -248,6 +250,7 @@ class _MergeByIdFn(beam.DoFn):
             tally("metadata_records_merged", len(papers) - 1)
         records = papers + ([paper_from_document(documents[0])] if documents else [])
         merged = merge_papers(records)
+        merged = replace(merged, **taxonomy_fields(merged.categories))
         yield TaggedOutput("database", merged)
         if documents:
             kept = documents[0]
@@ -332,7 +335,14 @@ class CutContextsFn(beam.DoFn):
     def process(self, resolved: ResolvedDocument) -> Iterator:
         tally = _Tallies()
         mapping = {r.bib_id: r.paper_id for r in resolved.resolutions}
-        yield from cut_contexts(resolved.document, mapping, self.config, tally)
+        citing = taxonomy_fields(resolved.document.categories)
+        for context in cut_contexts(resolved.document, mapping, self.config, tally):
+            yield replace(
+                context,
+                citing_categories=citing["categories"],
+                citing_primary_category=citing["primary_category"],
+                citing_acm_classes=citing["acm_classes"],
+            )
         yield from tally.emit()
 
 
@@ -393,6 +403,10 @@ class _PapersInUseFn(beam.DoFn):
         for paper in list(grouped["papers"])[:1]:
             if roles:
                 tally("papers_written")
+                tally("papers_with_acm_classes" if paper.acm_classes else "papers_without_acm_classes")
+                unmapped = unmapped_categories(paper.categories)
+                if unmapped:
+                    tally("categories_unmapped", len(unmapped))
                 if "citing" in roles:
                     yield TaggedOutput("citing", paper)
                 yield paper

@@ -124,3 +124,22 @@ def test_dataset_card_and_stats_are_written(example_run):
     assert on_disk == stats
     assert on_disk["options"]["matching"]["min_similarity"] == 0.9
     assert on_disk["citation_graph"]["edges"] == pq.read_table(out / "citations").num_rows
+
+
+def test_papers_and_contexts_carry_categories_and_acm_classes(example_run):
+    stats, out = example_run
+    papers = {row["paper_id"]: row for row in pq.read_table(out / "papers").to_pylist()}
+    assert papers["1901.07007"]["categories"] == ["cs.IR", "eess.SY"]  # cs.SY written, canonical kept
+    assert "J.7" in papers["1901.07007"]["acm_classes"] and "H.3.3" in papers["1901.07007"]["acm_classes"]
+    assert papers["1609.03003"]["categories"] == ["cs.CL", "stat.ML"]
+    assert papers["1609.03003"]["acm_classes"] == ["I.2.7"]  # stat.ML passes through unmapped
+    assert papers["2403.00909"]["acm_classes_author"] == ["H.3.3", "I.2.6"]
+    assert papers["2403.00909"]["primary_category"] == "cs.IR"
+    assert stats["other_counts"]["categories_unmapped"] >= 1
+    assert stats["other_counts"]["papers_with_acm_classes"] == stats["papers"]
+    for row in pq.read_table(out / "contexts").to_pylist():
+        for role in ("citing", "cited"):
+            paper = papers[row[f"{role}_id"]]
+            assert row[f"{role}_categories"] == paper["categories"]
+            assert row[f"{role}_primary_category"] == paper["primary_category"]
+            assert row[f"{role}_acm_classes"] == paper["acm_classes"]

@@ -175,3 +175,11 @@ def test_papers_and_citation_graph_cover_every_context(real_run):
     assert {(r["citing_id"], r["cited_id"]): r["num_contexts"] for r in citations} == dict(pairs)
     assert stats["citation_graph"]["edges"] == len(citations)
     assert stats["papers"] == len(papers)
+
+
+def test_papers_carry_their_acm_classes(real_run):
+    *_, out = real_run
+    for row in pq.read_table(out / "papers").to_pylist():
+        assert row["primary_category"] in ("cs.AI", "cs.LG")
+        expected = {"cs.AI": "I.2.0", "cs.LG": "I.2.6"}[row["primary_category"]]
+        assert expected in row["acm_classes"]

@@ -138,6 +138,9 @@ def test_bad_json_is_dead_lettered_with_its_reason():
 def test_a_json_file_that_holds_json_lines_gives_one_document_per_line(shared):
     from extractors.documents import parse_document_file
 
-    lines = [(shared / f"s2orc/s2orc-doc2json/20200705/{n}.json").read_bytes().replace(b"\n", b" ") for n in ("18980380", "94551546")]
+    lines = [
+        (shared / f"s2orc/s2orc-doc2json/20200705/{n}.json").read_bytes().replace(b"\n", b" ")
+        for n in ("18980380", "94551546")
+    ]
     results = list(parse_document_file(b"\n".join(lines) + b"\n", "two.json", "s2orc"))
     assert [(r.source, r.paper_id) for r in results] == [("two.json:1", "18980380"), ("two.json:2", "94551546")]

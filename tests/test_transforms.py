@@ -151,3 +151,36 @@ def test_resolve_cut_and_split_end_to_end_on_one_document():
             equal_to([("dropped_cited_after_citing", 1), ("contexts", 2), ("contexts:validation", 2)]),
             label="SplitTally",
         )
+
+
+def test_the_real_arxiv_metadata_gets_categories_and_acm_classes(shared):
+    from pipelines.transforms import ReadPaperDatabase
+
+    path = shared / "arxiv/arxiv-browse_abs_derived.jsonl"
+    with TestPipeline(runner="FnApiRunner") as p:
+        database = p | ReadPaperDatabase([str(path)])
+        merged = {"documents": p | "NoDocs" >> beam.Create([]), "papers": database["papers"]} | MergeDatabase()
+        summary = (
+            merged["database"]
+            | beam.Map(
+                lambda q: (
+                    bool(q.acm_classes),
+                    bool(q.acm_classes_author),
+                    (q.primary_category or "").startswith("cs."),
+                )
+            )
+            | beam.combiners.Count.PerElement()
+        )
+
+        records = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+        mapped = ("cs.", "math.IT", "math.NA", "eess.SY")
+        expected_acm = {r["id"] for r in records if any(c.startswith(mapped) for c in (r["categories"] or "").split())}
+        expected_author = {r["id"] for r in records if r.get("acm-class")}
+
+        def check(counts):
+            counts = dict(counts)
+            assert sum(n for (acm, _, _), n in counts.items() if acm) == len(expected_acm) > 50
+            assert sum(n for (_, author, _), n in counts.items() if author) == len(expected_author) >= 15
+            assert all(acm for (acm, _, cs), n in counts.items() if cs), "every cs primary category maps"
+
+        assert_that(summary, check)
