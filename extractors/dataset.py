@@ -215,7 +215,8 @@ paper, and the text around the citation marker in two views:
 - `sentence_context`: the citing sentence with one sentence before and after from the same section, with
   the same replacement, and `section_heading` (the ArSyTa convention).
 
-Context ids are `{{citing_id}}_{{cited_id}}_{{k}}`. Splits are by the citing paper's publication date; a
+Both papers' arXiv `categories`, `primary_category` and ACM CCS 1998 `acm_classes` (derived from
+arXiv's category definitions) travel with each context. Context ids are `{{citing_id}}_{{cited_id}}_{{k}}`. Splits are by the citing paper's publication date; a
 citation of a paper published after the citing paper is dropped.
 
 ## Files
