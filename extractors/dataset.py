@@ -216,8 +216,9 @@ paper, and the text around the citation marker in two views:
   the same replacement, and `section_heading` (the ArSyTa convention).
 
 Both papers' arXiv `categories`, `primary_category` and ACM CCS 1998 `acm_classes` (derived from
-arXiv's category definitions) travel with each context. Context ids are `{{citing_id}}_{{cited_id}}_{{k}}`. Splits are by the citing paper's publication date; a
-citation of a paper published after the citing paper is dropped.
+arXiv's category definitions) travel with each context. Context ids are
+`{{citing_id}}_{{cited_id}}_{{k}}`. Splits are by the citing paper's publication date; a citation of a paper
+published after the citing paper is dropped.
 
 ## Files
 - `contexts/{{train,validation,test}}-SSSSS-of-NNNNN.parquet`: the contexts.
