@@ -343,7 +343,7 @@ def parse_tei(data: bytes, source: str) -> ParsedDocument:
     if not body:
         raise DocumentError("no_body", "the TEI has no paragraph outside the abstract")
     stem = PurePosixPath(source.split("#", 1)[0]).name
-    for suffix in (".gz", ".xml", ".tei", ".grobid"):
+    for suffix in (".gz", ".xml", ".tei", ".grobid", ".pdf"):
         stem = stem.removesuffix(suffix)
     paper_id = paper_id_for(arxiv_id=arxiv_id, doi=doi, s2_paper_id=None, fallback=stem)
     if title is None and arxiv_id is None and doi is None:

@@ -25,6 +25,7 @@ from apache_beam.options.pipeline_options import PipelineOptions, SetupOptions
 
 from extractors.contexts import ContextConfig
 from extractors.dataset import SplitConfig, build_stats, dataset_card, format_funnel, graph_statistics
+from extractors.grobid import GrobidClient, GrobidOptions, GrobidUnavailable, RetryPolicy
 from extractors.schemas import (
     CITATIONS_SCHEMA,
     CONTEXTS_SCHEMA,
@@ -37,6 +38,7 @@ from extractors.schemas import (
     paper_row,
 )
 from mapping.matcher import MatchConfig
+from pipelines.grobid import GrobidConfig, ParsePdfs
 from pipelines.transforms import (
     DEAD,
     TALLY,
@@ -86,6 +88,12 @@ class ArsytaOptions(PipelineOptions):
             default=[],
             help="The paper database: arXiv OAI snapshot JSONL or S2ORC metadata JSONL (glob; repeatable).",
         )
+        group.add_argument(
+            "--pdfs",
+            action="append",
+            default=[],
+            help="PDF files (glob; repeatable) to parse through a GROBID server (--grobid_url).",
+        )
         group.add_argument("--output", default="out", help="Output directory (any Beam filesystem path). Default: out")
         group.add_argument(
             "--export_json",
@@ -96,6 +104,34 @@ class ArsytaOptions(PipelineOptions):
         group.add_argument(
             "--num_shards", type=int, default=0, help="Parquet shards per table and split; 0 lets the runner decide."
         )
+        grobid = parser.add_argument_group("GROBID, for --pdfs")
+        grobid.add_argument(
+            "--grobid_url", default="http://localhost:8070", help="GROBID server (default %(default)s)."
+        )
+        grobid.add_argument(
+            "--tei_cache",
+            default=None,
+            help="Directory (any Beam filesystem) caching TEI by PDF hash, GROBID version and options; "
+            "a cached PDF is never sent again. Share it between scheduled runs.",
+        )
+        grobid.add_argument(
+            "--grobid_concurrency",
+            type=int,
+            default=4,
+            help="Requests in flight per worker; match the server's concurrency divided by the workers "
+            "(default %(default)s).",
+        )
+        grobid.add_argument(
+            "--grobid_timeout", type=float, default=120.0, help="Seconds per request (default %(default)s)."
+        )
+        grobid.add_argument(
+            "--grobid_retries",
+            type=int,
+            default=5,
+            help="Retries on 503, timeouts and dropped connections (default %(default)s).",
+        )
+        grobid.add_argument("--consolidate_header", action="store_true", help="Ask GROBID to consolidate headers.")
+        grobid.add_argument("--consolidate_citations", action="store_true", help="Ask GROBID to consolidate citations.")
         algo = parser.add_argument_group("arsyta algorithm settings (recorded in stats.json)")
         algo.add_argument(
             "--validation_from",
@@ -141,6 +177,27 @@ def example_inputs() -> dict[str, list[str]]:
         "s2orc": [str(EXAMPLE_CORPUS / "s2orc" / "*.json*"), str(EXAMPLE_CORPUS / "unarxive" / "*.jsonl")],
         "metadata": [str(EXAMPLE_CORPUS / "metadata" / "*.jsonl")],
     }
+
+
+def grobid_config(options: ArsytaOptions) -> GrobidConfig:
+    """Check that GROBID is alive and read its version (part of the cache key); stop in one line if not."""
+    grobid_options = GrobidOptions(
+        consolidate_header=options.consolidate_header, consolidate_citations=options.consolidate_citations
+    )
+    policy = RetryPolicy(retries=options.grobid_retries, timeout_s=options.grobid_timeout)
+    try:
+        version = GrobidClient(options.grobid_url, grobid_options, policy).check_alive()
+    except GrobidUnavailable as err:
+        raise SystemExit(f"error: {err}") from None
+    LOG.info("GROBID %s at %s", version, options.grobid_url)
+    return GrobidConfig(
+        url=options.grobid_url,
+        version=version,
+        options=grobid_options,
+        policy=policy,
+        concurrency=options.grobid_concurrency,
+        tei_cache=options.tei_cache,
+    )
 
 
 def check_patterns(inputs: dict[str, list[str]]) -> None:
@@ -269,9 +326,18 @@ def build_pipeline(
     match: MatchConfig,
     num_shards: int = 0,
     options_record: dict | None = None,
+    grobid: GrobidConfig | None = None,
 ):
     """Wire the stages; returns the final PCollection (the output directory, once written)."""
     parsed = pipeline | "ParseDocuments" >> ParseDocuments(inputs.get("tei", []), inputs.get("s2orc", []))
+    if inputs.get("pdfs"):
+        if grobid is None:
+            raise ValueError("PDF inputs need a GrobidConfig")
+        pdfs = pipeline | "ParsePdfs" >> ParsePdfs(inputs["pdfs"], grobid)
+        parsed = {
+            key: (parsed[key], pdfs[key]) | f"With{key.title()}FromPdfs" >> beam.Flatten()
+            for key in ("documents", DEAD, TALLY)
+        }
     database = pipeline | "ReadPaperDatabase" >> ReadPaperDatabase(inputs.get("metadata", []))
     canonical = {"documents": parsed["documents"], "papers": database["papers"]} | "CanonicalizeIds" >> (
         CanonicalizeIds()
@@ -299,6 +365,7 @@ def build_pipeline(
         "split": split.as_metadata(),
         "contexts": contexts.as_metadata(),
         "matching": match.as_metadata(),
+        **({"grobid": grobid.as_metadata()} if grobid is not None and inputs.get("pdfs") else {}),
         **(options_record or {}),
     }
     return {
@@ -319,11 +386,12 @@ def run(argv: Sequence[str] | None = None) -> dict:
     parser_options = PipelineOptions(argv)
     options = parser_options.view_as(ArsytaOptions)
     parser_options.view_as(SetupOptions).save_main_session = False
-    inputs = {"tei": options.tei, "s2orc": options.s2orc, "metadata": options.metadata}
+    inputs = {"tei": options.tei, "s2orc": options.s2orc, "pdfs": options.pdfs, "metadata": options.metadata}
     if not any(inputs.values()):
         inputs = example_inputs()
         print(f"no input flags: using the example corpus in {EXAMPLE_CORPUS}", file=sys.stderr)
     check_patterns(inputs)
+    grobid = grobid_config(options) if inputs.get("pdfs") else None
     split = SplitConfig(
         validation_from=dt.date.fromisoformat(options.validation_from),
         test_from=dt.date.fromisoformat(options.test_from),
@@ -332,7 +400,14 @@ def run(argv: Sequence[str] | None = None) -> dict:
     match = MatchConfig(min_similarity=options.title_min_similarity, max_candidates=options.title_max_candidates)
     with beam.Pipeline(options=parser_options) as pipeline:
         build_pipeline(
-            pipeline, inputs, options.output, split=split, contexts=contexts, match=match, num_shards=options.num_shards
+            pipeline,
+            inputs,
+            options.output,
+            split=split,
+            contexts=contexts,
+            match=match,
+            num_shards=options.num_shards,
+            grobid=grobid,
         )
     stats = read_stats(options.output)
     if options.export_json:

@@ -38,7 +38,7 @@ DEAD = "dead"
 LOG = logging.getLogger(__name__)
 
 
-class _Tallies:
+class Tallies:
     """Collects counts inside one DoFn call; `emit()` yields them as tagged outputs and Beam counters."""
 
     def __init__(self) -> None:
@@ -54,7 +54,7 @@ class _Tallies:
         self.counts.clear()
 
 
-def _dead(letter: DeadLetter, tally: _Tallies, documents: bool) -> TaggedOutput:
+def _dead(letter: DeadLetter, tally: Tallies, documents: bool) -> TaggedOutput:
     tally(f"dead:{letter.stage}:{letter.reason}")
     if documents:
         tally("documents_dead_lettered")
@@ -71,7 +71,7 @@ class ParseDocumentFileFn(beam.DoFn):
         self._seen = 0
 
     def process(self, readable: fileio.ReadableFile) -> Iterator:
-        tally = _Tallies()
+        tally = Tallies()
         path = readable.metadata.path
         if is_jsonl(path):
             with readable.open() as handle:
@@ -82,10 +82,10 @@ class ParseDocumentFileFn(beam.DoFn):
                 yield from self._count(result, tally)
         yield from tally.emit()
 
-    def _one(self, data: bytes, source: str, tally: _Tallies) -> Iterator:
+    def _one(self, data: bytes, source: str, tally: Tallies) -> Iterator:
         yield from self._count(parse_document(data, source, self.kind), tally)
 
-    def _count(self, result: ParsedDocument | DeadLetter, tally: _Tallies) -> Iterator:
+    def _count(self, result: ParsedDocument | DeadLetter, tally: Tallies) -> Iterator:
         tally("documents_in")
         self._seen += 1
         if self._seen % self.PROGRESS_EVERY == 0:
@@ -100,7 +100,7 @@ class ParseMetadataFileFn(beam.DoFn):
     """A metadata JSONL file into papers and dead letters, streamed line by line."""
 
     def process(self, readable: fileio.ReadableFile) -> Iterator:
-        tally = _Tallies()
+        tally = Tallies()
         with readable.open() as handle:
             for source, line in numbered_lines(handle, readable.metadata.path):
                 tally("metadata_records_in")
@@ -113,7 +113,7 @@ class ParseMetadataFileFn(beam.DoFn):
         yield from tally.emit()
 
 
-class _MatchFiles(beam.PTransform):
+class MatchFiles(beam.PTransform):
     """Glob patterns into readable files, spread over workers by a Reshuffle."""
 
     def __init__(self, patterns: list[str]) -> None:
@@ -144,7 +144,7 @@ class ParseDocuments(beam.PTransform):
                 continue
             parsed = (
                 pbegin
-                | f"Match{label}" >> _MatchFiles(patterns)
+                | f"Match{label}" >> MatchFiles(patterns)
                 | f"Parse{label}" >> beam.ParDo(ParseDocumentFileFn(kind)).with_outputs(TALLY, DEAD, main="docs")
             )
             documents.append(parsed.docs)
@@ -173,7 +173,7 @@ class ReadPaperDatabase(beam.PTransform):
             }
         parsed = (
             pbegin
-            | "MatchMetadata" >> _MatchFiles(self.patterns)
+            | "MatchMetadata" >> MatchFiles(self.patterns)
             | "ParseMetadata" >> beam.ParDo(ParseMetadataFileFn()).with_outputs(TALLY, DEAD, main="papers")
         )
         return {"papers": parsed.papers, DEAD: parsed[DEAD], TALLY: parsed[TALLY]}
@@ -203,7 +203,7 @@ class _ChooseCanonicalIdFn(beam.DoFn):
 class _RenameDocumentFn(beam.DoFn):
     def process(self, element) -> Iterator:
         _, grouped = element
-        tally = _Tallies()
+        tally = Tallies()
         candidates = sorted(grouped["ids"])
         for document in grouped["documents"]:
             if candidates and candidates[0][1] != document.paper_id:
@@ -243,7 +243,7 @@ class _MergeByIdFn(beam.DoFn):
 
     def process(self, element) -> Iterator:
         paper_id, grouped = element
-        tally = _Tallies()
+        tally = Tallies()
         documents: list[ParsedDocument] = sorted(grouped["documents"], key=lambda d: d.source)
         papers: list[Paper] = list(grouped["papers"])
         if len(papers) > 1:
@@ -291,7 +291,7 @@ class ResolveReferencesFn(beam.DoFn):
     """Each bib entry of a document to a database paper, through the matcher (a side input)."""
 
     def process(self, document: ParsedDocument, matcher: InMemoryMatcher) -> Iterator:
-        tally = _Tallies()
+        tally = Tallies()
         resolutions = []
         for entry in document.bib_entries:
             tally("bib_entries")
@@ -333,7 +333,7 @@ class CutContextsFn(beam.DoFn):
         self.config = config
 
     def process(self, resolved: ResolvedDocument) -> Iterator:
-        tally = _Tallies()
+        tally = Tallies()
         mapping = {r.bib_id: r.paper_id for r in resolved.resolutions}
         citing = taxonomy_fields(resolved.document.categories)
         for context in cut_contexts(resolved.document, mapping, self.config, tally):
@@ -364,7 +364,7 @@ class _DateAndSplitFn(beam.DoFn):
 
     def process(self, element) -> Iterator:
         _, grouped = element
-        tally = _Tallies()
+        tally = Tallies()
         papers = list(grouped["papers"])
         cited = papers[0] if papers else None
         for context in grouped["contexts"]:
@@ -399,7 +399,7 @@ class _PapersInUseFn(beam.DoFn):
     def process(self, element) -> Iterator:
         _, grouped = element
         roles = set(grouped["roles"])
-        tally = _Tallies()
+        tally = Tallies()
         for paper in list(grouped["papers"])[:1]:
             if roles:
                 tally("papers_written")

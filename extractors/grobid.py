@@ -1,0 +1,187 @@
+"""A GROBID client for the pipeline: one `requests.Session` per worker, bounded jittered retries.
+
+Why not grobid-client-python's `GrobidClient.process_pdf` (0.2.1): on a 503 it sleeps a fixed time and
+calls itself again, with no bound on the recursion (a busy server for long enough overflows the stack, and
+a PDF is never given up on), and every call goes through `requests.request`, a new connection per PDF.
+We keep its request format (multipart field `input`, form flags `consolidateHeader`,
+`consolidateCitations`, `includeRawCitations`, `segmentSentences`, `teiCoordinates`) and classify every
+outcome so the pipeline can dead-letter it with a reason:
+
+- 200: the TEI;
+- 503 (busy: GROBID's own concurrency limit is reached): retried up to `retries` times with exponential
+  backoff and full jitter, then `grobid_busy`;
+- timeouts and dropped connections: retried the same way, then `grobid_timeout` / `grobid_connection`;
+- 500 and other 4xx/5xx: `grobid_error_<status>` at once (GROBID answers 500 for a PDF it cannot read);
+- bytes that do not start with `%PDF-` are never sent: `not_a_pdf`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+import threading
+import time
+from dataclasses import asdict, dataclass, field
+
+import requests
+
+START_HINT = "start one with: docker run --rm -p 8070:8070 grobid/grobid:0.8.2-crf"
+
+
+@dataclass(frozen=True)
+class GrobidOptions:
+    """The request options; they are part of the TEI cache key."""
+
+    segment_sentences: bool = True
+    include_raw_citations: bool = True
+    consolidate_header: bool = False
+    consolidate_citations: bool = False
+    tei_coordinates: tuple[str, ...] = ()
+
+    def form(self) -> dict[str, str]:
+        data = {
+            "segmentSentences": "1" if self.segment_sentences else "0",
+            "includeRawCitations": "1" if self.include_raw_citations else "0",
+            "consolidateHeader": "1" if self.consolidate_header else "0",
+            "consolidateCitations": "1" if self.consolidate_citations else "0",
+        }
+        if self.tei_coordinates:
+            data["teiCoordinates"] = ",".join(self.tei_coordinates)
+        return data
+
+    def as_metadata(self) -> dict[str, object]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    retries: int = 5
+    backoff_base_s: float = 0.5
+    backoff_max_s: float = 30.0
+    timeout_s: float = 120.0
+
+    def delay(self, attempt: int, rng: random.Random) -> float:
+        """Full jitter: uniform in [0, min(max, base * 2**attempt)]."""
+        return rng.uniform(0.0, min(self.backoff_max_s, self.backoff_base_s * (2**attempt)))
+
+
+@dataclass(frozen=True)
+class GrobidResult:
+    """A PDF's outcome: the TEI, or a failure `reason` with a readable `detail`."""
+
+    tei: bytes | None
+    reason: str | None = None
+    detail: str = ""
+    attempts: int = 1
+    status: int | None = None
+
+
+class GrobidUnavailable(RuntimeError):
+    pass
+
+
+def tei_cache_key(pdf: bytes, version: str, options: GrobidOptions) -> str:
+    """SHA-256 over the PDF's bytes, the GROBID version and the request options."""
+    digest = hashlib.sha256()
+    digest.update(hashlib.sha256(pdf).hexdigest().encode())
+    digest.update(b"|" + version.encode() + b"|")
+    digest.update(json.dumps(options.as_metadata(), sort_keys=True).encode())
+    return digest.hexdigest()
+
+
+def parse_version(text: str) -> str:
+    """GROBID's `/api/version` answers plain text ("0.8.2") or JSON ({"version": "0.8.2", ...})."""
+    text = text.strip()
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return text
+    if isinstance(value, dict):
+        return str(value.get("version", text))
+    return str(value)
+
+
+@dataclass
+class GrobidClient:
+    """Talks to one GROBID server. Thread-safe: a session per thread (requests.Session is not)."""
+
+    url: str
+    options: GrobidOptions = field(default_factory=GrobidOptions)
+    policy: RetryPolicy = field(default_factory=RetryPolicy)
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        self.url = self.url.rstrip("/")
+        self._local = threading.local()
+
+    def _session(self) -> requests.Session:
+        session = getattr(self._local, "session", None)
+        if session is None:
+            session = requests.Session()
+            adapter = requests.adapters.HTTPAdapter(pool_connections=1, pool_maxsize=4, max_retries=0)
+            session.mount("http://", adapter)
+            session.mount("https://", adapter)
+            self._local.session = session
+            self._local.rng = random.Random(f"{self.seed}-{threading.get_ident()}")
+        return session
+
+    def check_alive(self) -> str:
+        """The server's version; raises `GrobidUnavailable` with one line saying how to start one."""
+        try:
+            alive = self._session().get(f"{self.url}/api/isalive", timeout=10)
+            if alive.status_code != 200 or alive.text.strip().lower() not in ("true", "1"):
+                raise GrobidUnavailable(
+                    f"GROBID at {self.url} is not alive (isalive: {alive.status_code}); {START_HINT}"
+                )
+            version = self._session().get(f"{self.url}/api/version", timeout=10)
+            version.raise_for_status()
+        except requests.RequestException as err:
+            raise GrobidUnavailable(
+                f"GROBID is unreachable at {self.url} ({type(err).__name__}); {START_HINT}"
+            ) from err
+        return parse_version(version.text)
+
+    def process_fulltext(self, pdf: bytes, name: str = "document.pdf") -> GrobidResult:
+        """One PDF through `/api/processFulltextDocument`, with bounded retries."""
+        if not pdf.lstrip()[:5] == b"%PDF-":
+            return GrobidResult(None, "not_a_pdf", "the file does not start with %PDF-", attempts=0)
+        session = self._session()
+        rng: random.Random = self._local.rng
+        endpoint = f"{self.url}/api/processFulltextDocument"
+        last = GrobidResult(None, "grobid_busy", "no attempt made", attempts=0)
+        for attempt in range(self.policy.retries + 1):
+            try:
+                response = session.post(
+                    endpoint,
+                    files={"input": (name, pdf, "application/pdf")},
+                    data=self.options.form(),
+                    headers={"Accept": "application/xml"},
+                    timeout=self.policy.timeout_s,
+                )
+            except requests.Timeout as err:
+                last = GrobidResult(
+                    None, "grobid_timeout", f"no answer within {self.policy.timeout_s} s: {err}", attempts=attempt + 1
+                )
+            except requests.ConnectionError as err:
+                last = GrobidResult(
+                    None, "grobid_connection", f"connection failed or dropped: {err}", attempts=attempt + 1
+                )
+            else:
+                if response.status_code == 200:
+                    return GrobidResult(response.content, attempts=attempt + 1, status=200)
+                detail = response.text[:300].strip()
+                if response.status_code != 503:
+                    return GrobidResult(
+                        None,
+                        f"grobid_error_{response.status_code}",
+                        detail or response.reason,
+                        attempts=attempt + 1,
+                        status=response.status_code,
+                    )
+                last = GrobidResult(
+                    None, "grobid_busy", f"503 after {attempt + 1} attempts: {detail}", attempts=attempt + 1, status=503
+                )
+            if attempt < self.policy.retries:
+                time.sleep(self.policy.delay(attempt, rng))
+        return last

@@ -1,0 +1,207 @@
+"""A loopback HTTP server that speaks GROBID's API, for tests and benchmarks (no GROBID can run here).
+
+It answers `/api/isalive`, `/api/version` and multipart `/api/processFulltextDocument` (field `input`),
+replaying for each known PDF the real TEI that GROBID produced for it (matched by the SHA-256 of the PDF
+bytes), and injects faults:
+
+- `slots`: concurrent requests it serves, like GROBID's own `concurrency`; one more gets 503 at once;
+- `latency_s`: time each successful answer takes;
+- `script`: per PDF hash, a list of actions consumed one per request: "503", "500", "slow" (sleeps
+  `slow_s`, longer than the client's timeout), "drop" (closes the connection without an answer), "ok";
+- an unknown PDF gets 500 "[BAD_INPUT_DATA]", as GROBID answers a PDF it cannot read.
+
+`calls` counts processing requests, per hash in `calls_by_hash`. A PDF may carry a trailing
+`COPY_MARKER` + number (a PDF comment) so benchmarks can make distinct files of one real PDF.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+import time
+from collections import Counter
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+COPY_MARKER = b"\n%citrec-copy:"
+
+
+def real_pairs(shared: Path) -> tuple[dict[str, bytes], list[Path]]:
+    """TEI by PDF hash, and the PDFs, for every PDF under shared/grobid that has its TEI beside it."""
+    tei_by_hash: dict[str, bytes] = {}
+    pdfs = []
+    for pdf in sorted((shared / "grobid").glob("*/*.pdf")):
+        tei = pdf.with_suffix(".tei.xml")
+        if tei.exists():
+            tei_by_hash[hashlib.sha256(pdf.read_bytes()).hexdigest()] = tei.read_bytes()
+            pdfs.append(pdf)
+    return tei_by_hash, pdfs
+
+
+def multipart_field(content_type: str, body: bytes, name: str) -> bytes:
+    """One field of a multipart/form-data body (a plain byte split: the email parser is slow on MBs)."""
+    boundary = content_type.split("boundary=", 1)[1].strip().strip('"').encode()
+    for part in body.split(b"--" + boundary):
+        head, _, content = part.partition(b"\r\n\r\n")
+        if f'name="{name}"'.encode() in head:
+            return content.removesuffix(b"\r\n")
+    return b""
+
+
+def pdf_hash(data: bytes) -> str:
+    cut = data.rfind(COPY_MARKER)
+    if cut >= 0:
+        data = data[:cut]
+    return hashlib.sha256(data).hexdigest()
+
+
+class FakeGrobid:
+    def __init__(
+        self,
+        tei_by_hash: dict[str, bytes],
+        *,
+        slots: int = 10,
+        latency_s: float = 0.0,
+        slow_s: float = 5.0,
+        version: str = "0.8.2",
+    ) -> None:
+        self.tei_by_hash = tei_by_hash
+        self.slots = slots
+        self.latency_s = latency_s
+        self.slow_s = slow_s
+        self.version = version
+        self.script: dict[str, list[str]] = {}
+        self.calls = 0
+        self.calls_by_hash: Counter[str] = Counter()
+        self.busy_answers = 0
+        self.first_request: float | None = None  # time.monotonic() of the first processing request
+        self.last_answer: float | None = None  # and of the last answer sent
+        self._lock = threading.Lock()
+        self._semaphore = threading.BoundedSemaphore(slots)
+        self._server: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    @property
+    def url(self) -> str:
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}"
+
+    def __enter__(self) -> FakeGrobid:
+        self.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+    def start(self) -> None:
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args) -> None:  # quiet
+                pass
+
+            def _send(self, status: int, body: bytes, ctype: str = "text/plain") -> None:
+                self.send_response(status)
+                self.send_header("Content-Type", ctype)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def do_GET(self) -> None:
+                if self.path.startswith("/api/isalive"):
+                    self._send(200, b"true")
+                elif self.path.startswith("/api/version"):
+                    self._send(200, server.version.encode())
+                elif self.path.startswith("/test/stats"):  # not GROBID's: for a server in another process
+                    self._send(200, json.dumps(server.stats()).encode(), "application/json")
+                else:
+                    self._send(404, b"not found")
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                body = self.rfile.read(length)
+                if not self.path.startswith("/api/processFulltextDocument"):
+                    self._send(404, b"not found")
+                    return
+                pdf = multipart_field(self.headers["Content-Type"], body, "input")
+                key = pdf_hash(pdf)
+                with server._lock:
+                    server.first_request = server.first_request or time.monotonic()
+                    server.calls += 1
+                    server.calls_by_hash[key] += 1
+                    actions = server.script.get(key)
+                    action = actions.pop(0) if actions else "ok"
+                if not server._semaphore.acquire(blocking=False):
+                    with server._lock:
+                        server.busy_answers += 1
+                    self._send(503, b"[NO_AVAILABLE_THREAD] all GROBID slots are busy")
+                    return
+                try:
+                    if action == "503":
+                        self._send(503, b"[NO_AVAILABLE_THREAD] injected busy")
+                    elif action == "500":
+                        self._send(500, b"[GENERAL] injected failure")
+                    elif action == "drop":
+                        self.close_connection = True
+                        self.connection.shutdown(2)
+                    elif action == "slow":
+                        time.sleep(server.slow_s)
+                        self._send(200, server.tei_by_hash.get(key, b""), "application/xml")
+                    elif key not in server.tei_by_hash:
+                        self._send(500, b"[BAD_INPUT_DATA] PDF could not be parsed")
+                    else:
+                        if server.latency_s:
+                            time.sleep(server.latency_s)
+                        self._send(200, server.tei_by_hash[key], "application/xml")
+                finally:
+                    server._semaphore.release()
+                    with server._lock:
+                        server.last_answer = time.monotonic()
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread.start()
+
+    def stats(self) -> dict[str, object]:
+        with self._lock:
+            return {
+                "calls": self.calls,
+                "busy_answers": self.busy_answers,
+                "first_request": self.first_request,
+                "last_answer": self.last_answer,
+            }
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
+
+
+def serve_in_subprocess(shared: Path, **kwargs):
+    """Start a FakeGrobid in a child process (so that it does not share the caller's GIL); returns
+    (url, stop). `GET {url}/test/stats` reports its counters."""
+    import multiprocessing
+
+    context = multiprocessing.get_context("spawn")
+    parent, child = context.Pipe()
+    process = context.Process(target=_serve, args=(str(shared), kwargs, child), daemon=True)
+    process.start()
+    url = parent.recv()
+
+    def stop() -> None:
+        parent.send("stop")
+        process.join(timeout=10)
+
+    return url, stop
+
+
+def _serve(shared: str, kwargs: dict, conn) -> None:
+    tei_by_hash, _ = real_pairs(Path(shared))
+    with FakeGrobid(tei_by_hash, **kwargs) as server:
+        conn.send(server.url)
+        conn.recv()
