@@ -25,7 +25,7 @@ from apache_beam.utils.windowed_value import WindowedValue
 from extractors.grobid import GrobidClient, GrobidOptions, RetryPolicy, tei_cache_key
 from extractors.records import DeadLetter, ParsedDocument
 from extractors.tei import DocumentError, parse_tei
-from pipelines.transforms import DEAD, TALLY, MatchFiles, Tallies
+from pipelines.transforms import DEAD, TALLY, MatchFiles, Tallies, dead_letter_output
 
 
 @dataclass(frozen=True)
@@ -73,7 +73,7 @@ def write_cached(cache: str, key: str, tei: bytes) -> None:
 
 
 class GrobidParseFn(beam.DoFn):
-    """Per PDF: cache lookup, GROBID call and TEI parsing on a thread pool of `concurrency` threads."""
+    """Per PDF: cache lookup and GROBID call on a pool of `concurrency` threads, then TEI parsing."""
 
     def __init__(self, config: GrobidConfig) -> None:
         self.config = config
@@ -90,7 +90,15 @@ class GrobidParseFn(beam.DoFn):
 
     def _fetch(self, readable: fileio.ReadableFile) -> tuple[str, bytes | DeadLetter, Counter]:
         """Runs on a pool thread: the TEI from the cache or from GROBID. Parsing happens on the bundle's
-        thread, so that a request thread is free again the moment GROBID answers."""
+        thread, so that a request thread is free again the moment GROBID answers. Whatever goes wrong
+        here ends as this PDF's dead letter, never as a failed bundle that would resend the others."""
+        try:
+            return self._fetch_or_raise(readable)
+        except Exception as err:  # noqa: BLE001 - one PDF's failure must not lose the others
+            path = readable.metadata.path
+            return path, DeadLetter(path, "grobid", "unexpected_error", f"{type(err).__name__}: {err}"[:500]), Counter()
+
+    def _fetch_or_raise(self, readable: fileio.ReadableFile) -> tuple[str, bytes | DeadLetter, Counter]:
         counts: Counter[str] = Counter()
         path = readable.metadata.path
         try:
@@ -147,9 +155,7 @@ class GrobidParseFn(beam.DoFn):
                 for name, n in counts.items():
                     tally(name, n)
                 if isinstance(outcome, DeadLetter):
-                    tally(f"dead:{outcome.stage}:{outcome.reason}")
-                    tally("documents_dead_lettered")
-                    yield TaggedOutput(DEAD, outcome)
+                    yield dead_letter_output(outcome, tally, documents=True)
                 else:
                     yield outcome
         yield from tally.emit()

@@ -54,7 +54,7 @@ class Tallies:
         self.counts.clear()
 
 
-def _dead(letter: DeadLetter, tally: Tallies, documents: bool) -> TaggedOutput:
+def dead_letter_output(letter: DeadLetter, tally: Tallies, documents: bool) -> TaggedOutput:
     tally(f"dead:{letter.stage}:{letter.reason}")
     if documents:
         tally("documents_dead_lettered")
@@ -91,7 +91,7 @@ class ParseDocumentFileFn(beam.DoFn):
         if self._seen % self.PROGRESS_EVERY == 0:
             LOG.info("parsed %d %s documents on this worker (last: %s)", self._seen, self.kind, result.source)
         if isinstance(result, DeadLetter):
-            yield _dead(result, tally, documents=True)
+            yield dead_letter_output(result, tally, documents=True)
         else:
             yield result
 
@@ -107,7 +107,7 @@ class ParseMetadataFileFn(beam.DoFn):
                 result = parse_metadata_line(line, source)
                 if isinstance(result, DeadLetter):
                     tally("metadata_records_dead_lettered")
-                    yield _dead(result, tally, documents=False)
+                    yield dead_letter_output(result, tally, documents=False)
                 else:
                     yield result
         yield from tally.emit()
@@ -256,7 +256,7 @@ class _MergeByIdFn(beam.DoFn):
             kept = documents[0]
             tally("documents_parsed")
             for duplicate in documents[1:]:
-                yield _dead(
+                yield dead_letter_output(
                     DeadLetter(
                         duplicate.source,
                         "deduplicate",

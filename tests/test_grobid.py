@@ -250,3 +250,27 @@ def test_a_refresh_over_the_same_pdfs_makes_no_grobid_call(pairs, tmp_path):
     assert first["funnel"] == second["funnel"]
     for name in ("contexts", "papers", "citations", "dead_letter"):
         assert table_rows(tmp_path / "first", name) == table_rows(tmp_path / "second", name)
+
+
+def test_one_pdfs_unexpected_failure_is_its_own_dead_letter():
+    from types import SimpleNamespace
+
+    from extractors.records import DeadLetter
+    from pipelines.grobid import GrobidConfig, GrobidParseFn
+
+    def failing(error):
+        def read():
+            raise error
+
+        return SimpleNamespace(metadata=SimpleNamespace(path="mem://x.pdf"), read=read)
+
+    fn = GrobidParseFn(GrobidConfig(url="http://127.0.0.1:9", version="0.8.2"))
+    fn.setup()
+    try:
+        _, unreadable, _ = fn._fetch(failing(OSError("gone")))
+        _, unexpected, _ = fn._fetch(failing(RuntimeError("boom")))
+    finally:
+        fn.teardown()
+    assert isinstance(unreadable, DeadLetter) and unreadable.reason == "unreadable_file"
+    assert isinstance(unexpected, DeadLetter) and unexpected.reason == "unexpected_error"
+    assert "RuntimeError: boom" in unexpected.detail
