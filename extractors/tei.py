@@ -194,7 +194,9 @@ def _heading_of(section: etree._Element, kind: str) -> str | None:
 
 def _paragraphs(tree: etree._Element) -> tuple[Paragraph, ...]:
     paragraphs: list[Paragraph] = []
-    section_ids: dict[int, int] = {}
+    # Keyed by the element itself, not id(): lxml makes element proxies on access and frees them, so an
+    # id() can be reused by another section's proxy; a dict key keeps the proxy (and its identity) alive.
+    section_ids: dict[etree._Element, int] = {}
     areas: list[tuple[etree._Element, str]] = []
     abstract = tree.find(f"{_q('teiHeader')}/{_q('profileDesc')}/{_q('abstract')}")
     if abstract is not None:
@@ -210,7 +212,7 @@ def _paragraphs(tree: etree._Element) -> tuple[Paragraph, ...]:
             section, kind = _section_of(container, area)
             if kind == "body":
                 kind = area_kind
-            key = id(section)
+            key = section
             if key not in section_ids:
                 section_ids[key] = len(section_ids)
             if kind == "abstract":

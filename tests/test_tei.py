@@ -122,3 +122,24 @@ def test_latin1_bytes_in_a_utf8_document_are_undecodable():
     data = SEGMENTED.replace(b"Second one", b"Second \xe9t\xe9 one")
     letter = parse_document(data, "mem://latin1.tei.xml", "tei")
     assert isinstance(letter, DeadLetter) and letter.reason == "undecodable_bytes"
+
+
+def test_sections_are_numbered_the_same_on_every_parse(shared):
+    """Section numbers once came from id() of lxml proxies, which Python may reuse: parse repeatedly,
+    with garbage in between, and the paragraphs' sections must not move."""
+    import gc
+
+    for path in sorted((shared / "grobid").glob("*/*.tei.xml"))[:12]:
+        data = path.read_bytes()
+        first = [(p.section_index, p.section_heading) for p in parse_tei(data, str(path)).paragraphs]
+        for _ in range(3):
+            junk = [etree.fromstring(data) for _ in range(3)]
+            del junk
+            gc.collect()
+            again = [(p.section_index, p.section_heading) for p in parse_tei(data, str(path)).paragraphs]
+            assert again == first, path.name
+        # and a paragraph's section index only ever grows with its section (one index per section element)
+        headings = {}
+        for index, heading in first:
+            headings.setdefault(index, heading)
+            assert headings[index] == heading, path.name
