@@ -1,50 +1,64 @@
 """Resolve bib entries to papers of the database: identifiers first, then titles.
 
-Title matching follows ArSyTa: MinHash-LSH (datasketch) proposes candidates, at most `max_candidates`
-ranked by estimated Jaccard similarity of character shingles, and each is verified by an LCS similarity of
-at least `min_similarity` (rapidfuzz). The LCS is the longest common *subsequence* of the two normalised
-titles (`mapping.titles.normalize_title`), divided by the length of the longer one
+Title matching follows ArSyTa: MinHash-LSH proposes candidates, at most `max_candidates` ranked by
+estimated Jaccard similarity of character shingles, and each is verified by an LCS similarity of at least
+`min_similarity` (rapidfuzz). The LCS is the longest common *subsequence* of the two normalised titles
+(`mapping.titles.normalize_title`), divided by the length of the longer one
 (`rapidfuzz.distance.LCSseq.normalized_similarity`): a subsequence tolerates a misspelled or dropped word,
-and dividing by the longer title keeps a short generic title from matching inside a long one.
+and dividing by the longer title keeps a short generic title from matching inside a long one. The gold set
+in `bench/matching_gold.py` compares it with the longest common substring.
 
 The best verified candidate wins; a tie between different papers is resolved by the entry's year when
 exactly one tied paper has it, and otherwise left unresolved as `ambiguous`.
 
-`InMemoryMatcher` holds the whole database; it is the correct, simple version. A later stage replaces it
-for databases of millions of papers behind the same `ReferenceMatcher` interface.
+Two implementations give the same resolutions: `InMemoryMatcher` (this module: numpy signatures, sorted
+band keys, batched verification) for databases that fit one process, and the Beam join in
+`pipelines/matching.py` for millions of papers, built from the same pieces: `minhash_signatures`,
+`band_keys`, `cap_bucket`, `rank_candidates` and `choose_candidate`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
-from typing import Protocol
 
-from datasketch import MinHash, MinHashLSH
+import numpy as np
 from rapidfuzz.distance import LCSseq
+from rapidfuzz.process import cpdist
 
 from extractors.records import BibEntry, CounterFn, Paper, Resolution, no_count
-from mapping.titles import normalize_title
+from mapping.minhash import Banding, band_keys, minhash_signatures
+from mapping.titles import looks_like_venue, normalize_title
 
 
 @dataclass(frozen=True)
 class MatchConfig:
-    """Title-matching parameters; the defaults are ArSyTa's published setting (top 100, LCS >= 0.9)."""
+    """Title-matching parameters. ArSyTa's published setting is top-100 candidates verified at LCS >= 0.9;
+    the shingle size and banding were chosen by measurement (`bench/matching.py --sweep`)."""
 
     num_perm: int = 128
     shingle_size: int = 3
-    lsh_threshold: float = 0.5
+    bands: int = 25
+    rows: int = 5
     max_candidates: int = 100
+    max_bucket: int = 1000
     min_similarity: float = 0.9
     min_title_chars: int = 8
     seed: int = 1
+
+    @property
+    def banding(self) -> Banding:
+        return Banding(self.bands, self.rows)
 
     def as_metadata(self) -> dict[str, object]:
         return {**asdict(self), "lcs": "longest common subsequence / length of the longer normalised title"}
 
 
-class ReferenceMatcher(Protocol):
-    def resolve(self, entry: BibEntry, count: CounterFn = no_count) -> Resolution: ...
+class ReferenceMatcher:
+    """What the pipeline needs of a matcher: one entry in, one resolution out."""
+
+    def resolve(self, entry: BibEntry, count: CounterFn = no_count) -> Resolution:  # pragma: no cover
+        raise NotImplementedError
 
 
 def shingles(normalized_title: str, size: int) -> set[bytes]:
@@ -60,75 +74,236 @@ def lcs_similarity(a: str, b: str) -> float:
     return LCSseq.normalized_similarity(a, b)
 
 
-class InMemoryMatcher:
-    """Identifier maps plus a MinHash-LSH index of every database title, all in this process."""
+def checked_title(title: str | None, config: MatchConfig) -> tuple[str | None, str]:
+    """(the normalised title, "") when it can be matched on, else (None, the reason it cannot)."""
+    normalized = normalize_title(title)
+    if len(normalized) < config.min_title_chars:
+        return None, "no_usable_title"
+    if looks_like_venue(normalized):
+        return None, "venue_as_title"
+    return normalized, ""
+
+
+def usable_title(title: str | None, config: MatchConfig) -> str | None:
+    """The normalised title when it is long enough and not a venue name, else None."""
+    return checked_title(title, config)[0]
+
+
+def signatures_and_keys(titles: Sequence[str], config: MatchConfig) -> tuple[np.ndarray, np.ndarray]:
+    signatures = minhash_signatures(titles, config.num_perm, config.seed, config.shingle_size)
+    return signatures, band_keys(signatures, config.banding)
+
+
+def cap_bucket(members: Sequence[str], config: MatchConfig) -> tuple[list[str], int]:
+    """The first `max_bucket` paper ids of a bucket in id order, and how many were left out.
+
+    A bucket holding thousands of papers (generic titles) would make every reference in it compare with
+    all of them; the cap bounds the work, and the skipped pairs are counted by the caller."""
+    ordered = sorted(members)
+    return ordered[: config.max_bucket], max(len(ordered) - config.max_bucket, 0)
+
+
+def rank_candidates(candidates: Sequence[str], estimated_jaccard: Sequence[float], config: MatchConfig) -> list[int]:
+    """Positions of the `max_candidates` best candidates: highest estimated Jaccard first, then paper id."""
+    order = sorted(range(len(candidates)), key=lambda i: (-estimated_jaccard[i], candidates[i]))
+    return order[: config.max_candidates]
+
+
+def choose_candidate(
+    bib_id: str,
+    year: int | None,
+    candidates: Sequence[str],
+    similarities: Sequence[float],
+    candidate_years: Sequence[int | None],
+    config: MatchConfig,
+    count: CounterFn = no_count,
+) -> Resolution:
+    """The verified candidate with the best similarity; ties broken by year or left ambiguous."""
+    verified = [
+        (s, pid, y)
+        for s, pid, y in zip(similarities, candidates, candidate_years, strict=True)
+        if s >= config.min_similarity
+    ]
+    if not verified:
+        count("unresolved:no_title_match", 1)
+        return Resolution(bib_id, None, "unresolved")
+    best = max(s for s, _, _ in verified)
+    tied = sorted({(pid, y) for s, pid, y in verified if s == best})
+    if len(tied) > 1 and year is not None:
+        same_year = [t for t in tied if t[1] == year]
+        tied = same_year if len(same_year) == 1 else tied
+    if len(tied) > 1:
+        count("unresolved:ambiguous_title", 1)
+        return Resolution(bib_id, None, "ambiguous", best)
+    count("resolved_by:title", 1)
+    return Resolution(bib_id, tied[0][0], "title", best)
+
+
+def _expand_ranges(lo: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For ranges [lo_i, lo_i + counts_i): (owner index i, position) of every element, vectorised."""
+    owners = np.repeat(np.arange(len(lo)), counts)
+    starts = np.zeros(len(lo), dtype=np.int64)
+    np.cumsum(counts[:-1], out=starts[1:])
+    positions = lo[owners] + (np.arange(int(counts.sum())) - starts[owners])
+    return owners, positions
+
+
+class TitleIndex:
+    """Normalised titles of database papers with their MinHash signatures and sorted LSH band keys.
+
+    Papers are held in paper-id order, so a capped bucket keeps the same papers as the Beam join does."""
+
+    def __init__(
+        self, paper_ids: Sequence[str], titles: Sequence[str], years: Sequence[int | None], config: MatchConfig
+    ):
+        self.config = config
+        self.paper_ids = list(paper_ids)
+        self.titles = list(titles)
+        self.years = list(years)
+        self.signatures, keys = signatures_and_keys(self.titles, config)
+        self._order = np.argsort(keys, axis=0, kind="stable").astype(np.int32)
+        self._sorted_keys = np.take_along_axis(keys, self._order.astype(np.int64), axis=0)
+
+    def __len__(self) -> int:
+        return len(self.paper_ids)
+
+    @property
+    def nbytes(self) -> int:
+        return self.signatures.nbytes + self._order.nbytes + self._sorted_keys.nbytes
+
+    def candidate_pairs(self, keys: np.ndarray, count: CounterFn = no_count) -> tuple[np.ndarray, np.ndarray]:
+        """(query index, paper index) of every pair sharing a band key, each pair once."""
+        queries, papers = [], []
+        for band in range(keys.shape[1]):
+            column = self._sorted_keys[:, band]
+            lo = np.searchsorted(column, keys[:, band], side="left")
+            hi = np.searchsorted(column, keys[:, band], side="right")
+            sizes = hi - lo
+            over = sizes > self.config.max_bucket
+            if over.any():
+                count("title_bucket_hits_capped", int(over.sum()))
+                count("title_candidate_pairs_skipped_by_cap", int((sizes[over] - self.config.max_bucket).sum()))
+                sizes = np.minimum(sizes, self.config.max_bucket)
+            owners, positions = _expand_ranges(lo, sizes)
+            queries.append(owners)
+            papers.append(self._order[positions, band].astype(np.int64))
+        if not queries:
+            return np.zeros(0, np.int64), np.zeros(0, np.int64)
+        pairs = np.unique(np.concatenate(queries) * len(self) + np.concatenate(papers))
+        return pairs // len(self), pairs % len(self)
+
+    def resolve_titles(
+        self,
+        bib_ids: Sequence[str],
+        titles: Sequence[str],
+        years: Sequence[int | None],
+        count: CounterFn = no_count,
+    ) -> list[Resolution]:
+        """Resolutions for many normalised, usable reference titles at once."""
+        if not titles:
+            return []
+        signatures, keys = signatures_and_keys(titles, self.config)
+        if not len(self):
+            for _ in titles:
+                count("unresolved:no_title_match", 1)
+            return [Resolution(b, None, "unresolved") for b in bib_ids]
+        q, p = self.candidate_pairs(keys, count)
+        jaccard = np.empty(len(q), dtype=np.float64)
+        for start in range(0, len(q), 1 << 16):
+            part = slice(start, start + (1 << 16))
+            jaccard[part] = (signatures[q[part]] == self.signatures[p[part]]).mean(axis=1)
+        # per query: best estimated Jaccard first, then paper index (= paper id order); keep max_candidates
+        order = np.lexsort((p, -jaccard, q))
+        q, p = q[order], p[order]
+        first = np.searchsorted(q, q, side="left")
+        keep = (np.arange(len(q)) - first) < self.config.max_candidates
+        q, p = q[keep], p[keep]
+        similarities = cpdist(
+            [titles[i] for i in q],
+            [self.titles[j] for j in p],
+            scorer=LCSseq.normalized_similarity,
+            workers=1,
+            dtype=np.float64,  # float32 would put 0.9 just below a 0.9 threshold
+        )
+        bounds = np.searchsorted(q, np.arange(len(titles) + 1), side="left")
+        resolutions = []
+        for i, bib_id in enumerate(bib_ids):
+            rows = range(bounds[i], bounds[i + 1])
+            resolutions.append(
+                choose_candidate(
+                    bib_id,
+                    years[i],
+                    [self.paper_ids[p[r]] for r in rows],
+                    [float(similarities[r]) for r in rows],
+                    [self.years[p[r]] for r in rows],
+                    self.config,
+                    count,
+                )
+            )
+        return resolutions
+
+
+class InMemoryMatcher(ReferenceMatcher):
+    """Identifier maps plus a `TitleIndex` of every database title, all in this process."""
 
     def __init__(self, papers: Iterable[Paper], config: MatchConfig = MatchConfig()) -> None:
         self.config = config
         self._by_arxiv: dict[str, str] = {}
         self._by_doi: dict[str, str] = {}
-        self._titles: dict[str, str] = {}
-        self._years: dict[str, int | None] = {}
-        self._signatures: dict[str, MinHash] = {}
-        self._lsh = MinHashLSH(threshold=config.lsh_threshold, num_perm=config.num_perm)
+        ids, titles, years, seen = [], [], [], set()
         for paper in sorted(papers, key=lambda p: p.paper_id):
-            self._add(paper)
-
-    def _add(self, paper: Paper) -> None:
-        if paper.arxiv_id:
-            self._by_arxiv.setdefault(paper.arxiv_id, paper.paper_id)
-        if paper.doi:
-            self._by_doi.setdefault(paper.doi, paper.paper_id)
-        title = normalize_title(paper.title)
-        if len(title) < self.config.min_title_chars or paper.paper_id in self._titles:
-            return
-        self._titles[paper.paper_id] = title
-        self._years[paper.paper_id] = paper.year
-        signature = self._minhash(title)
-        self._signatures[paper.paper_id] = signature
-        self._lsh.insert(paper.paper_id, signature)
-
-    def _minhash(self, title: str) -> MinHash:
-        signature = MinHash(num_perm=self.config.num_perm, seed=self.config.seed)
-        signature.update_batch(sorted(shingles(title, self.config.shingle_size)))
-        return signature
+            if paper.arxiv_id:
+                self._by_arxiv.setdefault(paper.arxiv_id, paper.paper_id)
+            if paper.doi:
+                self._by_doi.setdefault(paper.doi, paper.paper_id)
+            title = usable_title(paper.title, config)
+            if title is None or paper.paper_id in seen:
+                continue
+            seen.add(paper.paper_id)
+            ids.append(paper.paper_id)
+            titles.append(title)
+            years.append(paper.year)
+        self.index = TitleIndex(ids, titles, years, config)
 
     def __len__(self) -> int:
-        return len(self._titles)
+        return len(self.index)
 
-    def resolve(self, entry: BibEntry, count: CounterFn = no_count) -> Resolution:
+    def resolve_identifier(self, entry: BibEntry, count: CounterFn = no_count) -> Resolution | None:
         if entry.arxiv_id and entry.arxiv_id in self._by_arxiv:
             count("resolved_by:arxiv_id", 1)
             return Resolution(entry.bib_id, self._by_arxiv[entry.arxiv_id], "arxiv_id", 1.0)
         if entry.doi and entry.doi in self._by_doi:
             count("resolved_by:doi", 1)
             return Resolution(entry.bib_id, self._by_doi[entry.doi], "doi", 1.0)
-        return self.resolve_title(entry, count)
+        return None
 
-    def candidates(self, title: str) -> list[str]:
-        """Up to `max_candidates` paper ids sharing an LSH bucket, best estimated Jaccard first."""
-        signature = self._minhash(title)
-        found = self._lsh.query(signature)
-        ranked = sorted(found, key=lambda pid: (-signature.jaccard(self._signatures[pid]), pid))
-        return ranked[: self.config.max_candidates]
+    def resolve(self, entry: BibEntry, count: CounterFn = no_count) -> Resolution:
+        return self.resolve_many([entry], count)[0]
 
     def resolve_title(self, entry: BibEntry, count: CounterFn = no_count) -> Resolution:
-        title = normalize_title(entry.title)
-        if len(title) < self.config.min_title_chars:
-            count("unresolved:no_usable_title", 1)
-            return Resolution(entry.bib_id, None, "unresolved")
-        scored = [(lcs_similarity(title, self._titles[pid]), pid) for pid in self.candidates(title)]
-        scored = [(s, pid) for s, pid in scored if s >= self.config.min_similarity]
-        if not scored:
-            count("unresolved:no_title_match", 1)
-            return Resolution(entry.bib_id, None, "unresolved")
-        best = max(s for s, _ in scored)
-        tied = sorted(pid for s, pid in scored if s == best)
-        if len(tied) > 1 and entry.year is not None:
-            same_year = [pid for pid in tied if self._years.get(pid) == entry.year]
-            tied = same_year if len(same_year) == 1 else tied
-        if len(tied) > 1:
-            count("unresolved:ambiguous_title", 1)
-            return Resolution(entry.bib_id, None, "ambiguous", best)
-        count("resolved_by:title", 1)
-        return Resolution(entry.bib_id, tied[0], "title", best)
+        return self.resolve_titles_of([entry], count)[0]
+
+    def resolve_many(self, entries: Sequence[BibEntry], count: CounterFn = no_count) -> list[Resolution]:
+        """Identifiers first; the rest by title, all in one batch."""
+        resolutions: list[Resolution | None] = [self.resolve_identifier(e, count) for e in entries]
+        rest = [i for i, r in enumerate(resolutions) if r is None]
+        for i, resolution in zip(rest, self.resolve_titles_of([entries[i] for i in rest], count), strict=True):
+            resolutions[i] = resolution
+        return resolutions  # type: ignore[return-value]
+
+    def resolve_titles_of(self, entries: Sequence[BibEntry], count: CounterFn = no_count) -> list[Resolution]:
+        resolutions: list[Resolution | None] = [None] * len(entries)
+        usable = []
+        for i, entry in enumerate(entries):
+            title, problem = checked_title(entry.title, self.config)
+            if title is None:
+                count(f"unresolved:{problem}", 1)
+                resolutions[i] = Resolution(entry.bib_id, None, "unresolved")
+            else:
+                usable.append((i, title))
+        found = self.index.resolve_titles(
+            [entries[i].bib_id for i, _ in usable], [t for _, t in usable], [entries[i].year for i, _ in usable], count
+        )
+        for (i, _), resolution in zip(usable, found, strict=True):
+            resolutions[i] = resolution
+        return resolutions  # type: ignore[return-value]

@@ -22,6 +22,17 @@ _TAILS = re.compile(
     re.IGNORECASE | re.DOTALL,
 )
 _NON_WORD = re.compile(r"[^0-9a-z]+")
+_VENUE = re.compile(
+    r"(?:the )?(?:international )?journal of(?: the)?(?: [a-z]+){1,5}"
+    r"|(?:ieee |acm )?transactions on(?: [a-z]+){1,6}"
+    r"|(?:in )?proceedings of(?: the)?(?: [a-z0-9]+){0,3}"
+    r" (?:conference|workshop|symposium|meeting|congress|academy|society|ieee|acm|aaai|association)(?: [a-z0-9]+){0,12}"
+    r"|physical review(?: letters| [a-ex])?"
+    r"|lecture notes in(?: [a-z]+){1,4}"
+    r"|advances in neural information processing systems(?: [0-9]+)?"
+    r"|nature(?: communications| physics| methods| machine intelligence)?|science(?: advances)?|cell"
+    r"|plos one|ieee access|scientific reports|the lancet|arxiv|corr"
+)
 
 
 def normalize_title(title: str | None) -> str:
@@ -42,3 +53,20 @@ def normalize_title(title: str | None) -> str:
     text = text.replace("ß", "ss").replace("æ", "ae").replace("ø", "o").replace("ł", "l")
     text = _TAILS.sub(" ", text).lower()
     return _NON_WORD.sub(" ", text).strip()
+
+
+def looks_like_venue(normalized_title: str) -> bool:
+    """True when a normalised "title" is a journal or proceedings name (GROBID puts the venue in the title
+    field when a citation has no article title, e.g. "Physical Review Letters"). Such titles would match
+    any other citation parsed the same way, so they are not used for matching.
+
+    >>> looks_like_venue("journal of computational physics"), looks_like_venue("journal of a plague year")
+    (True, True)
+    >>> looks_like_venue("physical review letters"), looks_like_venue("attention is all you need")
+    (True, False)
+    >>> looks_like_venue("proceedings of the ieee conference on computer vision and pattern recognition")
+    True
+    >>> looks_like_venue("proceedings of monte carlo tree search")
+    False
+    """
+    return _VENUE.fullmatch(normalized_title) is not None

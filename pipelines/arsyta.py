@@ -39,6 +39,7 @@ from extractors.schemas import (
 )
 from mapping.matcher import MatchConfig
 from pipelines.grobid import GrobidConfig, ParsePdfs
+from pipelines.matching import ResolveReferencesByJoin
 from pipelines.transforms import (
     DEAD,
     TALLY,
@@ -162,6 +163,26 @@ class ArsytaOptions(PipelineOptions):
             type=int,
             default=MatchConfig.max_candidates,
             help="MinHash-LSH candidates verified per reference (default %(default)s).",
+        )
+        algo.add_argument(
+            "--title_max_bucket",
+            type=int,
+            default=MatchConfig.max_bucket,
+            help="Papers kept per LSH bucket; the pairs beyond it are counted (default %(default)s).",
+        )
+        algo.add_argument(
+            "--title_matcher",
+            choices=("auto", "memory", "join"),
+            default="auto",
+            help="Reference matching: 'memory' holds the database in one side input (fastest while it fits), "
+            "'join' resolves with Beam joins so no worker holds the database, 'auto' picks 'join' when the "
+            "metadata is estimated at more than --memory_matcher_max_papers papers (default %(default)s).",
+        )
+        algo.add_argument(
+            "--memory_matcher_max_papers",
+            type=int,
+            default=MEMORY_MATCHER_MAX_PAPERS,
+            help="Estimated database size above which --title_matcher=auto uses the join (default %(default)s).",
         )
 
 
@@ -316,6 +337,26 @@ class WriteDataset(beam.PTransform):
         )
 
 
+MEMORY_MATCHER_MAX_PAPERS = 500_000
+METADATA_BYTES_PER_PAPER = 1_000
+"""The smallest record size we know (S2ORC 2020 metadata ~1.4 kB a line, the arXiv snapshot ~1.5 kB), rounded
+down, so that the estimate errs towards more papers and the join."""
+
+
+def choose_title_matcher(inputs: dict[str, list[str]], choice: str, max_papers: int) -> tuple[str, str]:
+    """('memory' or 'join', why), deciding 'auto' from the size of the metadata files before the run."""
+    if choice != "auto":
+        return choice, f"--title_matcher={choice}"
+    size = sum(m.size_in_bytes for p in inputs.get("metadata", []) for m in FileSystems.match([p])[0].metadata_list)
+    documents = sum(
+        len(FileSystems.match([p])[0].metadata_list) for k in ("tei", "s2orc", "pdfs") for p in inputs.get(k, [])
+    )
+    estimate = size // METADATA_BYTES_PER_PAPER + documents
+    method = "join" if estimate > max_papers else "memory"
+    why = f"auto: about {estimate:,} papers ({size:,} metadata bytes, {documents:,} document files)"
+    return method, f"{why}, limit {max_papers:,}"
+
+
 def build_pipeline(
     pipeline: beam.Pipeline,
     inputs: dict[str, list[str]],
@@ -327,6 +368,7 @@ def build_pipeline(
     num_shards: int = 0,
     options_record: dict | None = None,
     grobid: GrobidConfig | None = None,
+    title_matcher: str = "memory",
 ):
     """Wire the stages; returns the final PCollection (the output directory, once written)."""
     parsed = pipeline | "ParseDocuments" >> ParseDocuments(inputs.get("tei", []), inputs.get("s2orc", []))
@@ -343,9 +385,8 @@ def build_pipeline(
         CanonicalizeIds()
     )
     merged = {"documents": canonical["documents"], "papers": database["papers"]} | "MergeDatabase" >> (MergeDatabase())
-    resolved = {"documents": merged["documents"], "database": merged["database"]} | "ResolveReferences" >> (
-        ResolveReferences(match)
-    )
+    resolver = ResolveReferencesByJoin(match) if title_matcher == "join" else ResolveReferences(match)
+    resolved = {"documents": merged["documents"], "database": merged["database"]} | "ResolveReferences" >> resolver
     cut = resolved["documents"] | "CutContexts" >> CutContexts(contexts)
     split_out = {"contexts": cut["contexts"], "database": merged["database"]} | "AssignSplits" >> (AssignSplits(split))
     selected = {"contexts": split_out["contexts"], "database": merged["database"]} | "SelectPapers" >> (SelectPapers())
@@ -364,7 +405,7 @@ def build_pipeline(
         "inputs": inputs,
         "split": split.as_metadata(),
         "contexts": contexts.as_metadata(),
-        "matching": match.as_metadata(),
+        "matching": {**match.as_metadata(), "matcher": title_matcher},
         **({"grobid": grobid.as_metadata()} if grobid is not None and inputs.get("pdfs") else {}),
         **(options_record or {}),
     }
@@ -397,7 +438,13 @@ def run(argv: Sequence[str] | None = None) -> dict:
         test_from=dt.date.fromisoformat(options.test_from),
     )
     contexts = ContextConfig(char_window=options.char_window)
-    match = MatchConfig(min_similarity=options.title_min_similarity, max_candidates=options.title_max_candidates)
+    match = MatchConfig(
+        min_similarity=options.title_min_similarity,
+        max_candidates=options.title_max_candidates,
+        max_bucket=options.title_max_bucket,
+    )
+    title_matcher, why = choose_title_matcher(inputs, options.title_matcher, options.memory_matcher_max_papers)
+    print(f"reference matching: {title_matcher} ({why})", file=sys.stderr)
     with beam.Pipeline(options=parser_options) as pipeline:
         build_pipeline(
             pipeline,
@@ -408,6 +455,7 @@ def run(argv: Sequence[str] | None = None) -> dict:
             match=match,
             num_shards=options.num_shards,
             grobid=grobid,
+            title_matcher=title_matcher,
         )
     stats = read_stats(options.output)
     if options.export_json:

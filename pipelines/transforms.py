@@ -292,14 +292,14 @@ class ResolveReferencesFn(beam.DoFn):
 
     def process(self, document: ParsedDocument, matcher: InMemoryMatcher) -> Iterator:
         tally = Tallies()
-        resolutions = []
-        for entry in document.bib_entries:
-            tally("bib_entries")
-            resolution = matcher.resolve(entry, tally)
-            if resolution.paper_id is not None:
-                tally("bib_entries_resolved")
-            resolutions.append(resolution)
-        yield ResolvedDocument(document=document, resolutions=tuple(resolutions))
+        resolutions = tuple(matcher.resolve_many(document.bib_entries, tally))
+        for name, n in (
+            ("bib_entries", len(resolutions)),
+            ("bib_entries_resolved", sum(r.paper_id is not None for r in resolutions)),
+        ):
+            if n:
+                tally(name, n)
+        yield ResolvedDocument(document=document, resolutions=resolutions)
         yield from tally.emit()
 
 
@@ -310,7 +310,9 @@ def build_matcher(papers: Iterable[Paper], config: MatchConfig) -> InMemoryMatch
 
 
 class ResolveReferences(beam.PTransform):
-    """Bib entries to database papers: identifiers first, then MinHash-LSH + LCS title matching."""
+    """Bib entries to database papers: identifiers first, then MinHash-LSH + LCS title matching, with the
+    whole database in one `InMemoryMatcher` side input. `pipelines.matching.ResolveReferencesByJoin` does
+    the same with joins, for databases too large for one worker."""
 
     def __init__(self, config: MatchConfig) -> None:
         super().__init__()

@@ -1,8 +1,14 @@
+import random
+
+import numpy as np
+import pytest
 from datasketch import MinHash
+from datasketch.lsh import _optimal_param
 from rapidfuzz.distance import LCSseq
 
 from extractors.records import BibEntry, Paper
-from mapping.matcher import InMemoryMatcher, MatchConfig, lcs_similarity, shingles
+from mapping.matcher import InMemoryMatcher, MatchConfig, TitleIndex, lcs_similarity, shingles, signatures_and_keys
+from mapping.minhash import Banding, band_keys, minhash_signatures
 from tests.conftest import counter_dict
 
 PAPERS = [
@@ -60,12 +66,94 @@ def test_lcs_is_rapidfuzz_subsequence_normalised_by_the_longer_title():
     assert lcs_similarity("abc", "abcdef") == 0.5
 
 
-def test_signatures_are_datasketch_minhash_of_character_shingles():
+def _random_titles(rng: random.Random, n: int) -> list[str]:
+    words = ["graph", "neural", "attention", "of", "a", "for", "learning", "x", "citation", "deep", "2021", "z3"]
+    return [" ".join(rng.choice(words) for _ in range(rng.randint(0, 9))) for _ in range(n)]
+
+
+@pytest.mark.parametrize(("num_perm", "seed", "size"), [(128, 1, 3), (64, 7, 5), (16, 42, 2)])
+def test_signatures_equal_datasketch_minhash_for_the_same_shingles_and_seed(num_perm, seed, size):
+    titles = _random_titles(random.Random(seed), 400) + ["", "ab", "abc", "local citation recommendation"]
+    ours = minhash_signatures(titles, num_perm=num_perm, seed=seed, shingle_size=size, batch_rows=97)
+    for title, row in zip(titles, ours, strict=True):
+        reference = MinHash(num_perm=num_perm, seed=seed)
+        reference.update_batch(sorted(shingles(title, size)))
+        assert np.array_equal(reference.hashvalues, row), title
+
+
+def test_signatures_refuse_titles_that_are_not_normalised():
+    with pytest.raises(ValueError, match="normalise"):
+        minhash_signatures(["Not Normalised!"])
+
+
+def test_band_keys_collide_exactly_when_a_band_is_equal():
+    rng = np.random.default_rng(0)
+    signatures = rng.integers(0, 2**32, size=(200, 20), dtype=np.uint64).astype(np.uint32)
+    signatures[1, :5] = signatures[0, :5]  # rows 0 and 1 share band 0 only
+    keys = band_keys(signatures, Banding(bands=4, rows=5))
+    assert keys[0, 0] == keys[1, 0] and (keys[0, 1:] != keys[1, 1:]).all()
+    # equal values in different bands give different keys
+    same = np.tile(signatures[:1, :5], (1, 4))
+    k = band_keys(same, Banding(4, 5))
+    assert len(set(k[0].tolist())) == 4
+    assert len({tuple(r) for r in keys.tolist()}) == 200
+    with pytest.raises(ValueError):
+        band_keys(signatures, Banding(bands=5, rows=5))
+
+
+def test_default_banding_is_what_datasketch_would_choose_at_threshold_one_half():
     config = MatchConfig()
+    assert (config.bands, config.rows) == _optimal_param(0.5, config.num_perm, 0.5, 0.5)
+
+
+def test_in_memory_candidates_equal_a_brute_force_band_comparison():
+    rng = random.Random(3)
+    config = MatchConfig(num_perm=32, bands=8, rows=4, max_bucket=10_000)
+    db = sorted(set(t for t in _random_titles(rng, 600) if len(t) >= 8))
+    index = TitleIndex([f"p{i:04d}" for i in range(len(db))], db, [None] * len(db), config)
+    queries = [t for t in _random_titles(rng, 80) if len(t) >= 8]
+    q_sig, q_keys = signatures_and_keys(queries, config)
+    got = set(zip(*(a.tolist() for a in index.candidate_pairs(q_keys)), strict=True))
+    d_sig = index.signatures
+    expected = {
+        (i, j)
+        for i in range(len(queries))
+        for j in range(len(db))
+        if any((q_sig[i, b * 4 : b * 4 + 4] == d_sig[j, b * 4 : b * 4 + 4]).all() for b in range(8))
+    }
+    assert got == expected and expected
+
+
+def test_oversized_buckets_are_capped_in_id_order_and_counted():
+    config = MatchConfig(max_bucket=3)
+    papers = [Paper(f"p{i}", "Graph neural networks for citation recommendation", year=2000 + i) for i in range(5)]
+    count, counts = counter_dict()
+    m = InMemoryMatcher(papers, config)
+    r = m.resolve(BibEntry("b0", title="Graph neural networks for citation recommendation", year=2001), count)
+    assert r.paper_id == "p1"  # the year decides among the three kept
+    r = m.resolve(BibEntry("b1", title="Graph neural networks for citation recommendation", year=2004), count)
+    assert r.paper_id is None  # p4 was beyond the cap in every band
+    assert counts["title_bucket_hits_capped"] == 2 * config.bands
+    assert counts["title_candidate_pairs_skipped_by_cap"] == 2 * 2 * config.bands
+
+
+def test_venue_names_and_short_titles_are_not_matched():
+    papers = [Paper("p1", "Physical Review Letters", year=2020), Paper("p2", "Journal of Computational Physics")]
+    count, counts = counter_dict()
+    m = InMemoryMatcher(papers)
+    assert len(m) == 0
+    assert m.resolve(BibEntry("b0", title="Physical review letters"), count).paper_id is None
+    assert m.resolve(BibEntry("b1", title="Short"), count).paper_id is None
+    assert counts == {"unresolved:venue_as_title": 1, "unresolved:no_usable_title": 1}
+
+
+def test_batch_resolution_equals_one_at_a_time():
     m = matcher()
-    title = "local citation recommendation with hierarchical attention"
-    reference = MinHash(num_perm=config.num_perm, seed=config.seed)
-    for s in shingles(title, config.shingle_size):
-        reference.update(s)
-    assert (m._minhash(title).hashvalues == reference.hashvalues).all()
-    assert len(m.candidates(title)) <= config.max_candidates
+    entries = [
+        BibEntry("a", title="Local citation recommendation with hierarchical attention"),
+        BibEntry("b", title="bert pretraining of deep bidirectional transformers for language understanding"),
+        BibEntry("c", title=None),
+        BibEntry("d", title="x", arxiv_id="1810.04805"),
+        BibEntry("e", title="Duplicate Title Study of Things"),
+    ]
+    assert m.resolve_many(entries) == [m.resolve(e) for e in entries]

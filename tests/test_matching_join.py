@@ -1,0 +1,142 @@
+"""The Beam join (`pipelines/matching.py`) gives the same resolutions and counts as the in-memory matcher:
+on hand-made cases (identifiers, capped buckets, venue names, ties) and on the real documents."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from collections import Counter
+from pathlib import Path
+
+import apache_beam as beam
+import pyarrow.parquet as pq
+import pytest
+from apache_beam.testing.test_pipeline import TestPipeline
+from apache_beam.testing.util import assert_that, equal_to
+
+from extractors.documents import parse_document_file, parse_metadata_line
+from extractors.records import BibEntry, Paper, ParsedDocument
+from mapping.matcher import InMemoryMatcher, MatchConfig
+from pipelines.arsyta import choose_title_matcher, run
+from pipelines.matching import MatchReferences
+from pipelines.transforms import TALLY
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def _join_results(papers: list[Paper], refs: list[tuple[str, BibEntry]], config: MatchConfig, expected, tallies):
+    with TestPipeline(runner="FnApiRunner") as p:
+        out = {
+            "papers": p | "Papers" >> beam.Create(papers),
+            "refs": p | "Refs" >> beam.Create(refs),
+        } | MatchReferences(config)
+        assert_that(out["resolutions"], equal_to(expected), label="SameResolutions")
+        summed = out[TALLY] | beam.CombinePerKey(sum) | beam.Filter(lambda kv: kv[1] > 0)
+        assert_that(summed, equal_to(sorted(tallies.items())), label="SameCounts")
+
+
+def _in_memory(papers, refs, config):
+    counts: Counter = Counter()
+    matcher = InMemoryMatcher(papers, config)
+    resolutions = matcher.resolve_many([e for _, e in refs], lambda name, n=1: counts.update({name: n}))
+    return [(key, r) for (key, _), r in zip(refs, resolutions, strict=True)], counts
+
+
+def test_join_equals_in_memory_on_hand_made_cases():
+    config = MatchConfig(max_bucket=2)
+    title = "Graph neural networks for citation recommendation"
+    papers = [Paper(f"p{i}", title, year=2000 + i) for i in range(4)] + [
+        Paper("1810.04805", "BERT: Pre-training of Deep Bidirectional Transformers", arxiv_id="1810.04805"),
+        Paper("doi:10.1/x", "A paper with a DOI only", doi="10.1/x", year=2019),
+        Paper("v", "Physical Review Letters", year=2020),
+        Paper("t1", "Duplicate Title Study of Things", year=2019),
+        Paper("t2", "Duplicate Title Study of Things", year=2020),
+    ]
+    refs = [
+        ("a", BibEntry("b0", title=title, year=2001)),  # capped bucket: p0, p1 kept; the year decides
+        ("b", BibEntry("b1", title=title, year=2003)),  # p3 beyond the cap
+        ("c", BibEntry("b2", title="anything", arxiv_id="1810.04805")),
+        ("d", BibEntry("b3", title=None, doi="10.1/x")),
+        ("e", BibEntry("b4", title="bert pre-training of deep bidirectional transformers.")),
+        ("f", BibEntry("b5", title="Physical review letters")),
+        ("g", BibEntry("b6", title="Duplicate title study of things")),
+        ("h", BibEntry("b7", title="Duplicate title study of things", year=2020)),
+        ("i", BibEntry("b8", title="short")),
+        ("j", BibEntry("b9", title="Nothing like any title in the database at all", arxiv_id="9999.99999")),
+    ]
+    expected, counts = _in_memory(papers, refs, config)
+    assert counts["title_bucket_hits_capped"] > 0 and counts["resolved_by:doi"] == 1
+    _join_results(papers, refs, config, expected, counts)
+
+
+@pytest.fixture(scope="module")
+def real_inputs(shared):
+    """Every real bib entry (identifiers kept) against the arXiv metadata plus the gold set's database."""
+    spec = importlib.util.spec_from_file_location("matching_gold", REPO / "bench" / "matching_gold.py")
+    gold_module = importlib.util.module_from_spec(spec)
+    sys.modules["matching_gold"] = gold_module
+    spec.loader.exec_module(gold_module)
+    gold = gold_module.build_gold_set(shared)
+    papers = list(gold.papers)
+    for number, line in enumerate((shared / "arxiv/arxiv-browse_abs_derived.jsonl").read_bytes().splitlines()):
+        paper = parse_metadata_line(line, f"abs:{number}")
+        if isinstance(paper, Paper):
+            papers.append(paper)
+    refs = []
+    for kind, pattern in (("tei", "grobid/**/*.tei.xml"), ("s2orc", "s2orc/**/*.json")):
+        for path in sorted(shared.glob(pattern)):
+            for document in parse_document_file(path.read_bytes(), str(path), kind):
+                if isinstance(document, ParsedDocument):
+                    refs.extend((f"{path.name}#{i}", e) for i, e in enumerate(document.bib_entries))
+    queries = [(f"gold#{i}", q.entry) for i, q in enumerate(gold.queries)]
+    # every other cited arXiv id and DOI gets a database record, so the identifier joins run on real ids too
+    cited = sorted({("arxiv", e.arxiv_id) for _, e in refs if e.arxiv_id} | {("doi", e.doi) for _, e in refs if e.doi})
+    for kind, value in cited[::2]:
+        papers.append(Paper(f"{kind}:{value}", None, **{"arxiv_id" if kind == "arxiv" else "doi": value}))
+    return papers, refs + queries
+
+
+def test_join_equals_in_memory_on_the_real_documents(real_inputs):
+    papers, refs = real_inputs
+    config = MatchConfig()
+    expected, counts = _in_memory(papers, refs, config)
+    methods = Counter(r.method for _, r in expected)
+    assert len(refs) > 2500 and methods["title"] > 1000 and methods["arxiv_id"] > 100 and methods["doi"] > 50, methods
+    _join_results(papers, refs, config, expected, counts)
+
+
+def _tables(out: Path) -> dict[str, list]:
+    tables = {}
+    for name in ("contexts", "papers", "citations", "dead_letter"):
+        rows = pq.read_table(out / name).to_pylist()
+        tables[name] = sorted(json.dumps(r, sort_keys=True, default=str) for r in rows)
+    return tables
+
+
+def test_arsyta_with_the_join_writes_the_same_dataset_as_in_memory(shared, tmp_path):
+    args = [
+        "--runner=FnApiRunner",
+        "--tei",
+        str(shared / "grobid/**/*.tei.xml"),
+        "--s2orc",
+        str(shared / "s2orc/s2orc-doc2json/**/*.json"),
+        "--metadata",
+        str(shared / "arxiv/arxiv-browse_abs_derived.jsonl"),
+        "--metadata",
+        str(shared / "s2orc/allenai-s2orc/metadata_sample_v20200705.jsonl"),
+    ]
+    memory = run([*args, "--output", str(tmp_path / "memory"), "--title_matcher=memory"])
+    join = run([*args, "--output", str(tmp_path / "join"), "--title_matcher=join"])
+    assert memory["options"]["matching"]["matcher"] == "memory" and join["options"]["matching"]["matcher"] == "join"
+    assert memory["funnel"] == join["funnel"] and memory["resolution"] == join["resolution"]
+    assert memory["funnel"]["bib_entries_resolved"] > 0
+    assert _tables(tmp_path / "memory") == _tables(tmp_path / "join")
+
+
+def test_auto_choice_follows_the_estimated_database_size(examples):
+    inputs = {"metadata": [str(examples / "metadata" / "*.jsonl")], "tei": [str(examples / "tei" / "*.tei.xml")]}
+    method, why = choose_title_matcher(inputs, "auto", 500_000)
+    assert method == "memory" and "about" in why
+    assert choose_title_matcher(inputs, "auto", 5)[0] == "join"
+    assert choose_title_matcher(inputs, "join", 500_000)[0] == "join"
