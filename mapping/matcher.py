@@ -161,6 +161,7 @@ class TitleIndex:
         self.titles = list(titles)
         self.years = list(years)
         self.signatures, keys = signatures_and_keys(self.titles, config)
+        self._lengths = np.fromiter(map(len, self.titles), dtype=np.float64, count=len(self.titles))
         self._order = np.argsort(keys, axis=0, kind="stable").astype(np.int32)
         self._sorted_keys = np.take_along_axis(keys, self._order.astype(np.int64), axis=0)
 
@@ -208,16 +209,12 @@ class TitleIndex:
                 count("unresolved:no_title_match", 1)
             return [Resolution(b, None, "unresolved") for b in bib_ids]
         q, p = self.candidate_pairs(keys, count)
-        jaccard = np.empty(len(q), dtype=np.float64)
-        for start in range(0, len(q), 1 << 16):
-            part = slice(start, start + (1 << 16))
-            jaccard[part] = (signatures[q[part]] == self.signatures[p[part]]).mean(axis=1)
-        # per query: best estimated Jaccard first, then paper index (= paper id order); keep max_candidates
-        order = np.lexsort((p, -jaccard, q))
-        q, p = q[order], p[order]
-        first = np.searchsorted(q, q, side="left")
-        keep = (np.arange(len(q)) - first) < self.config.max_candidates
-        q, p = q[keep], p[keep]
+        q, p = self._top_candidates(q, p, signatures, len(titles))
+        # LCS <= the shorter length, so the similarity is at most shorter/longer: an exact filter
+        lengths = np.fromiter(map(len, titles), dtype=np.float64, count=len(titles))
+        a, b = lengths[q], self._lengths[p]
+        possible = np.minimum(a, b) / np.maximum(a, b) >= self.config.min_similarity - 1e-9
+        q, p = q[possible], p[possible]
         similarities = cpdist(
             [titles[i] for i in q],
             [self.titles[j] for j in p],
@@ -225,20 +222,69 @@ class TitleIndex:
             workers=1,
             dtype=np.float64,  # float32 would put 0.9 just below a 0.9 threshold
         )
-        bounds = np.searchsorted(q, np.arange(len(titles) + 1), side="left")
-        resolutions = []
-        for i, bib_id in enumerate(bib_ids):
-            rows = range(bounds[i], bounds[i + 1])
-            resolutions.append(
-                choose_candidate(
-                    bib_id,
-                    years[i],
-                    [self.paper_ids[p[r]] for r in rows],
-                    [float(similarities[r]) for r in rows],
-                    [self.years[p[r]] for r in rows],
-                    self.config,
-                    count,
-                )
+        verified = similarities >= self.config.min_similarity
+        q, p, similarities = q[verified], p[verified], similarities[verified]
+        return self._choose(bib_ids, years, q, p, similarities, count)
+
+    def _top_candidates(self, q: np.ndarray, p: np.ndarray, signatures: np.ndarray, n: int) -> tuple[np.ndarray, ...]:
+        """Keep at most `max_candidates` pairs per reference, best estimated Jaccard first, then paper id.
+        Only references with more candidates than that need the estimate."""
+        crowded = np.bincount(q, minlength=n)[q] > self.config.max_candidates
+        if not crowded.any():
+            return q, p
+        rows = np.flatnonzero(crowded)
+        jaccard = np.empty(len(rows), dtype=np.float64)
+        for start in range(0, len(rows), 1 << 15):
+            part = rows[start : start + (1 << 15)]
+            jaccard[start : start + len(part)] = (signatures[q[part]] == self.signatures[p[part]]).mean(axis=1)
+        ranked = rows[np.lexsort((p[rows], -jaccard, q[rows]))]
+        first = np.searchsorted(q[ranked], q[ranked], side="left")
+        kept = ranked[(np.arange(len(ranked)) - first) < self.config.max_candidates]
+        keep = np.sort(np.concatenate((np.flatnonzero(~crowded), kept)))
+        return q[keep], p[keep]
+
+    def _choose(
+        self,
+        bib_ids: Sequence[str],
+        years: Sequence[int | None],
+        q: np.ndarray,
+        p: np.ndarray,
+        similarities: np.ndarray,
+        count: CounterFn,
+    ) -> list[Resolution]:
+        """`choose_candidate` over the verified pairs (sorted by reference), vectorised for the common case
+        of one best candidate."""
+        resolutions: list[Resolution] = [Resolution(b, None, "unresolved") for b in bib_ids]
+        starts = np.flatnonzero(np.r_[True, q[1:] != q[:-1]]) if len(q) else np.zeros(0, dtype=np.int64)
+        if len(bib_ids) > len(starts):
+            count("unresolved:no_title_match", len(bib_ids) - len(starts))
+        if not len(starts):
+            return resolutions
+        best = np.maximum.reduceat(similarities, starts)
+        group = np.repeat(np.arange(len(starts)), np.diff(np.r_[starts, len(q)]))
+        at_best = similarities == best[group]
+        ties = np.bincount(group[at_best], minlength=len(starts))
+        single = np.flatnonzero(ties == 1)
+        rows = np.flatnonzero(at_best)
+        row_of_group = np.full(len(starts), -1)
+        row_of_group[group[rows]] = rows
+        for g in single.tolist():
+            r = row_of_group[g]
+            i = int(q[r])
+            resolutions[i] = Resolution(bib_ids[i], self.paper_ids[p[r]], "title", float(similarities[r]))
+        if len(single):
+            count("resolved_by:title", len(single))
+        for g in np.flatnonzero(ties > 1).tolist():
+            tied = rows[group[rows] == g]
+            i = int(q[tied[0]])
+            resolutions[i] = choose_candidate(
+                bib_ids[i],
+                years[i],
+                [self.paper_ids[j] for j in p[tied]],
+                [float(s) for s in similarities[tied]],
+                [self.years[j] for j in p[tied]],
+                self.config,
+                count,
             )
         return resolutions
 

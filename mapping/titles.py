@@ -35,6 +35,22 @@ _VENUE = re.compile(
 )
 
 
+_LATEX_SIGNS = frozenset("\\${}")
+
+
+def _unlatex_unaccent(title: str) -> str:
+    """LaTeX accents and commands, then Unicode accents, folded to plain letters (the slow part, skipped
+    for plain ASCII titles)."""
+    text = _LATEX_ACCENT.sub(r"\1", title)
+    for _ in range(3):
+        text = _LATEX_COMMAND_WITH_ARG.sub(r"\1", text)
+    text = _LATEX_COMMAND.sub(r"\1", text)
+    text = text.replace("$", " ").replace("{", "").replace("}", "")
+    text = unicodedata.normalize("NFKD", text)
+    text = "".join(ch for ch in text if not unicodedata.combining(ch))
+    return text.replace("ß", "ss").replace("æ", "ae").replace("ø", "o").replace("ł", "l")
+
+
 def normalize_title(title: str | None) -> str:
     """Lower-case ASCII words separated by single spaces; '' for a missing title.
 
@@ -43,14 +59,7 @@ def normalize_title(title: str | None) -> str:
     """
     if not title:
         return ""
-    text = _LATEX_ACCENT.sub(r"\1", title)
-    for _ in range(3):
-        text = _LATEX_COMMAND_WITH_ARG.sub(r"\1", text)
-    text = _LATEX_COMMAND.sub(r"\1", text)
-    text = text.replace("$", " ").replace("{", "").replace("}", "")
-    text = unicodedata.normalize("NFKD", text)
-    text = "".join(ch for ch in text if not unicodedata.combining(ch))
-    text = text.replace("ß", "ss").replace("æ", "ae").replace("ø", "o").replace("ł", "l")
+    text = title if title.isascii() and _LATEX_SIGNS.isdisjoint(title) else _unlatex_unaccent(title)
     text = _TAILS.sub(" ", text).lower()
     return _NON_WORD.sub(" ", text).strip()
 

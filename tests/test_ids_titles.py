@@ -37,3 +37,16 @@ def test_title_normalisation_folds_latex_accents_case_and_tails():
     # a title that merely contains the word keeps it
     assert normalize_title("The Arxiv of things: preprint servers") == "the arxiv of things preprint servers"
     assert normalize_title(None) == ""
+
+
+def test_the_ascii_fast_path_skips_only_steps_that_change_nothing():
+    import random
+    import string
+
+    from mapping.titles import _LATEX_SIGNS, _unlatex_unaccent
+
+    rng = random.Random(5)
+    alphabet = "".join(c for c in string.printable if c not in _LATEX_SIGNS)
+    for _ in range(2000):
+        title = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 60)))
+        assert _unlatex_unaccent(title) == title
