@@ -162,8 +162,10 @@ class TitleIndex:
         self.years = list(years)
         self.signatures, keys = signatures_and_keys(self.titles, config)
         self._lengths = np.fromiter(map(len, self.titles), dtype=np.float64, count=len(self.titles))
-        self._order = np.argsort(keys, axis=0, kind="stable").astype(np.int32)
-        self._sorted_keys = np.take_along_axis(keys, self._order.astype(np.int64), axis=0)
+        # one contiguous row per band (searchsorted copies a strided column on every call)
+        keys = np.ascontiguousarray(keys.T)
+        self._order = np.argsort(keys, axis=1, kind="stable").astype(np.int32)
+        self._sorted_keys = np.take_along_axis(keys, self._order.astype(np.int64), axis=1)
 
     def __len__(self) -> int:
         return len(self.paper_ids)
@@ -176,21 +178,23 @@ class TitleIndex:
         """(query index, paper index) of every pair sharing a band key, each pair once."""
         queries, papers = [], []
         for band in range(keys.shape[1]):
-            column = self._sorted_keys[:, band]
-            lo = np.searchsorted(column, keys[:, band], side="left")
-            hi = np.searchsorted(column, keys[:, band], side="right")
-            sizes = hi - lo
+            column = self._sorted_keys[band]
+            order = np.argsort(keys[:, band])  # sorted needles make searchsorted cache-friendly
+            needles = keys[order, band]
+            lo = np.searchsorted(column, needles, side="left")
+            sizes = np.searchsorted(column, needles, side="right") - lo
             over = sizes > self.config.max_bucket
             if over.any():
                 count("title_bucket_hits_capped", int(over.sum()))
                 count("title_candidate_pairs_skipped_by_cap", int((sizes[over] - self.config.max_bucket).sum()))
                 sizes = np.minimum(sizes, self.config.max_bucket)
             owners, positions = _expand_ranges(lo, sizes)
-            queries.append(owners)
-            papers.append(self._order[positions, band].astype(np.int64))
+            queries.append(order[owners])
+            papers.append(self._order[band, positions].astype(np.int64))
         if not queries:
             return np.zeros(0, np.int64), np.zeros(0, np.int64)
-        pairs = np.unique(np.concatenate(queries) * len(self) + np.concatenate(papers))
+        pairs = np.sort(np.concatenate(queries) * len(self) + np.concatenate(papers))
+        pairs = pairs[np.r_[True, pairs[1:] != pairs[:-1]]] if len(pairs) else pairs
         return pairs // len(self), pairs % len(self)
 
     def resolve_titles(
@@ -233,11 +237,14 @@ class TitleIndex:
         if not crowded.any():
             return q, p
         rows = np.flatnonzero(crowded)
-        jaccard = np.empty(len(rows), dtype=np.float64)
+        agreeing = np.empty(len(rows), dtype=np.int64)  # equal signature values: Jaccard x num_perm
         for start in range(0, len(rows), 1 << 15):
             part = rows[start : start + (1 << 15)]
-            jaccard[start : start + len(part)] = (signatures[q[part]] == self.signatures[p[part]]).mean(axis=1)
-        ranked = rows[np.lexsort((p[rows], -jaccard, q[rows]))]
+            agreeing[start : start + len(part)] = (signatures[q[part]] == self.signatures[p[part]]).sum(axis=1)
+        # one integer sort key: reference, then most agreeing values, then paper index
+        n_papers, width = len(self), self.config.num_perm + 1
+        key = (q[rows] * width + (self.config.num_perm - agreeing)) * n_papers + p[rows]
+        ranked = rows[np.argsort(key)]
         first = np.searchsorted(q[ranked], q[ranked], side="left")
         kept = ranked[(np.arange(len(ranked)) - first) < self.config.max_candidates]
         keep = np.sort(np.concatenate((np.flatnonzero(~crowded), kept)))

@@ -40,15 +40,19 @@ _LATEX_SIGNS = frozenset("\\${}")
 
 def _unlatex_unaccent(title: str) -> str:
     """LaTeX accents and commands, then Unicode accents, folded to plain letters (the slow part, skipped
-    for plain ASCII titles)."""
-    text = _LATEX_ACCENT.sub(r"\1", title)
-    for _ in range(3):
-        text = _LATEX_COMMAND_WITH_ARG.sub(r"\1", text)
-    text = _LATEX_COMMAND.sub(r"\1", text)
+    for plain ASCII titles; each step runs only when its input can change)."""
+    text = title
+    if "\\" in text:  # every LaTeX pattern starts with a backslash
+        text = _LATEX_ACCENT.sub(r"\1", text)
+        for _ in range(3):
+            text = _LATEX_COMMAND_WITH_ARG.sub(r"\1", text)
+        text = _LATEX_COMMAND.sub(r"\1", text)
     text = text.replace("$", " ").replace("{", "").replace("}", "")
-    text = unicodedata.normalize("NFKD", text)
-    text = "".join(ch for ch in text if not unicodedata.combining(ch))
-    return text.replace("ß", "ss").replace("æ", "ae").replace("ø", "o").replace("ł", "l")
+    if not text.isascii():
+        text = unicodedata.normalize("NFKD", text)
+        text = "".join(ch for ch in text if not unicodedata.combining(ch))
+        text = text.replace("ß", "ss").replace("æ", "ae").replace("ø", "o").replace("ł", "l")
+    return text
 
 
 def normalize_title(title: str | None) -> str:
