@@ -103,6 +103,16 @@ def cap_bucket(members: Sequence[str], config: MatchConfig) -> tuple[list[str], 
     return ordered[: config.max_bucket], max(len(ordered) - config.max_bucket, 0)
 
 
+LENGTH_SLACK = 1e-9
+"""Tolerance of the length bound, so that rounding never drops a pair rapidfuzz would score at the threshold."""
+
+
+def could_match(length_a: int, length_b: int, config: MatchConfig) -> bool:
+    """Whether two titles of these lengths can reach `min_similarity`: their LCS is at most the shorter
+    length, so the similarity is at most shorter / longer."""
+    return min(length_a, length_b) / max(length_a, length_b) >= config.min_similarity - LENGTH_SLACK
+
+
 def rank_candidates(candidates: Sequence[str], estimated_jaccard: Sequence[float], config: MatchConfig) -> list[int]:
     """Positions of the `max_candidates` best candidates: highest estimated Jaccard first, then paper id."""
     order = sorted(range(len(candidates)), key=lambda i: (-estimated_jaccard[i], candidates[i]))
@@ -162,10 +172,14 @@ class TitleIndex:
         self.years = list(years)
         self.signatures, keys = signatures_and_keys(self.titles, config)
         self._lengths = np.fromiter(map(len, self.titles), dtype=np.float64, count=len(self.titles))
-        # one contiguous row per band (searchsorted copies a strided column on every call)
-        keys = np.ascontiguousarray(keys.T)
-        self._order = np.argsort(keys, axis=1, kind="stable").astype(np.int32)
-        self._sorted_keys = np.take_along_axis(keys, self._order.astype(np.int64), axis=1)
+        # one contiguous row per band (searchsorted copies a strided column on every call), sorted band by
+        # band so that the working memory stays one band's worth
+        self._order = np.empty((keys.shape[1], len(keys)), dtype=np.int32)
+        self._sorted_keys = np.empty((keys.shape[1], len(keys)), dtype=np.uint64)
+        for band in range(keys.shape[1]):
+            order = np.argsort(keys[:, band], kind="stable")
+            self._order[band] = order
+            self._sorted_keys[band] = keys[order, band]
 
     def __len__(self) -> int:
         return len(self.paper_ids)
@@ -213,12 +227,13 @@ class TitleIndex:
                 count("unresolved:no_title_match", 1)
             return [Resolution(b, None, "unresolved") for b in bib_ids]
         q, p = self.candidate_pairs(keys, count)
-        q, p = self._top_candidates(q, p, signatures, len(titles))
-        # LCS <= the shorter length, so the similarity is at most shorter/longer: an exact filter
+        # LCS <= the shorter length, so the similarity is at most shorter/longer: candidates that cannot
+        # pass are dropped before the top `max_candidates` are chosen (`could_match`, as in the join)
         lengths = np.fromiter(map(len, titles), dtype=np.float64, count=len(titles))
         a, b = lengths[q], self._lengths[p]
-        possible = np.minimum(a, b) / np.maximum(a, b) >= self.config.min_similarity - 1e-9
+        possible = np.minimum(a, b) / np.maximum(a, b) >= self.config.min_similarity - LENGTH_SLACK
         q, p = q[possible], p[possible]
+        q, p = self._top_candidates(q, p, signatures, len(titles))
         similarities = cpdist(
             [titles[i] for i in q],
             [self.titles[j] for j in p],

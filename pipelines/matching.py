@@ -34,6 +34,7 @@ from mapping.matcher import (
     cap_bucket,
     checked_title,
     choose_candidate,
+    could_match,
     rank_candidates,
     signatures_and_keys,
     usable_title,
@@ -109,7 +110,7 @@ class _VerifyFn(beam.DoFn):
             if not records:
                 continue
             title, year, bib_id, signature = records[0]
-            candidates = sorted(grouped["candidates"])
+            candidates = [c for c in sorted(grouped["candidates"]) if could_match(len(title), len(c[1]), self.config)]
             if candidates:
                 own = np.frombuffer(signature, dtype=np.uint32)
                 estimated = [float((np.frombuffer(c[3], dtype=np.uint32) == own).mean()) for c in candidates]
