@@ -169,12 +169,13 @@ def band_keys(signatures: np.ndarray, banding: Banding) -> np.ndarray:
     if banding.bands * banding.rows > num_perm:
         raise ValueError(f"{banding.bands} bands x {banding.rows} rows need more than {num_perm} permutations")
     keys = np.empty((n, banding.bands), dtype=np.uint64)
-    values = signatures.astype(np.uint64)
     with np.errstate(over="ignore"):
         for band in range(banding.bands):
+            # one band's values widened at a time: a whole uint64 copy would double the signatures' memory
+            values = signatures[:, band * banding.rows : (band + 1) * banding.rows].astype(np.uint64)
             h = np.full(n, _GOLDEN * np.uint64(band + 1), dtype=np.uint64)
             for row in range(banding.rows):
-                h = (h ^ values[:, band * banding.rows + row]) * _MIX1
+                h = (h ^ values[:, row]) * _MIX1
                 h ^= h >> np.uint64(31)
             h = (h ^ (h >> np.uint64(30))) * _MIX2
             keys[:, band] = h ^ (h >> np.uint64(31))
