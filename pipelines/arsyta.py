@@ -40,6 +40,7 @@ from extractors.schemas import (
 from mapping.matcher import MatchConfig
 from pipelines.grobid import GrobidConfig, ParsePdfs
 from pipelines.matching import ResolveReferencesByJoin
+from pipelines.options import CorpusOptions
 from pipelines.transforms import (
     DEAD,
     TALLY,
@@ -71,39 +72,10 @@ class ArsytaOptions(PipelineOptions):
     def _add_argparse_args(cls, parser) -> None:
         group = parser.add_argument_group("arsyta inputs and outputs")
         group.add_argument(
-            "--tei",
-            action="append",
-            default=[],
-            help="GROBID TEI files (glob; repeat the flag for more). GROBID 0.5-0.8.",
-        )
-        group.add_argument(
-            "--s2orc",
-            action="append",
-            default=[],
-            help="S2ORC full text (2019/2020/2021 layouts) or unarXive: .json files, or "
-            ".jsonl(.gz) with one paper per line (glob; repeatable).",
-        )
-        group.add_argument(
-            "--metadata",
-            action="append",
-            default=[],
-            help="The paper database: arXiv OAI snapshot JSONL or S2ORC metadata JSONL (glob; repeatable).",
-        )
-        group.add_argument(
             "--pdfs",
             action="append",
             default=[],
             help="PDF files (glob; repeatable) to parse through a GROBID server (--grobid_url).",
-        )
-        group.add_argument("--output", default="out", help="Output directory (any Beam filesystem path). Default: out")
-        group.add_argument(
-            "--export_json",
-            action="store_true",
-            help="Also write papers.json, contexts.json, train/val/test.json (HAtten/SymTax "
-            "layout) under OUTPUT/json/ after the run.",
-        )
-        group.add_argument(
-            "--num_shards", type=int, default=0, help="Parquet shards per table and split; 0 lets the runner decide."
         )
         grobid = parser.add_argument_group("GROBID, for --pdfs")
         grobid.add_argument(
@@ -151,12 +123,6 @@ class ArsytaOptions(PipelineOptions):
             type=int,
             default=ContextConfig.char_window,
             help="Characters each side of the marker in char_context (default %(default)s).",
-        )
-        algo.add_argument(
-            "--title_min_similarity",
-            type=float,
-            default=MatchConfig.min_similarity,
-            help="LCS similarity a title match needs (default %(default)s).",
         )
         algo.add_argument(
             "--title_max_candidates",
@@ -426,8 +392,10 @@ def run(argv: Sequence[str] | None = None) -> dict:
     """Parse flags, run the pipeline to completion, print the funnel, return stats.json's content."""
     parser_options = PipelineOptions(argv)
     options = parser_options.view_as(ArsytaOptions)
+    corpus = parser_options.view_as(CorpusOptions)
+    output = corpus.output or "out"
     parser_options.view_as(SetupOptions).save_main_session = False
-    inputs = {"tei": options.tei, "s2orc": options.s2orc, "pdfs": options.pdfs, "metadata": options.metadata}
+    inputs = {"tei": corpus.tei, "s2orc": corpus.s2orc, "pdfs": options.pdfs, "metadata": corpus.metadata}
     if not any(inputs.values()):
         inputs = example_inputs()
         print(f"no input flags: using the example corpus in {EXAMPLE_CORPUS}", file=sys.stderr)
@@ -439,7 +407,7 @@ def run(argv: Sequence[str] | None = None) -> dict:
     )
     contexts = ContextConfig(char_window=options.char_window)
     match = MatchConfig(
-        min_similarity=options.title_min_similarity,
+        min_similarity=corpus.title_min_similarity,
         max_candidates=options.title_max_candidates,
         max_bucket=options.title_max_bucket,
     )
@@ -449,21 +417,21 @@ def run(argv: Sequence[str] | None = None) -> dict:
         build_pipeline(
             pipeline,
             inputs,
-            options.output,
+            output,
             split=split,
             contexts=contexts,
             match=match,
-            num_shards=options.num_shards,
+            num_shards=corpus.num_shards,
             grobid=grobid,
             title_matcher=title_matcher,
         )
-    stats = read_stats(options.output)
-    if options.export_json:
+    stats = read_stats(output)
+    if corpus.export_json:
         from pipelines.export_json import export_json
 
-        export_json(options.output, FileSystems.join(options.output, "json"))
+        export_json(output, FileSystems.join(output, "json"))
     print(format_funnel(stats))
-    print(f"dataset written to {options.output}")
+    print(f"dataset written to {output}")
     return stats
 
 
@@ -477,6 +445,7 @@ def print_help() -> None:
         epilog="Beam options (--runner, --direct_num_workers, --direct_running_mode, --project, --region, "
         "--temp_location, --setup_file, ...) are accepted too; see Beam's PipelineOptions.",
     )
+    CorpusOptions._add_argparse_args(parser)
     ArsytaOptions._add_argparse_args(parser)
     parser.print_help()
 

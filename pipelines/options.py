@@ -1,0 +1,55 @@
+"""Flags shared by the pipelines. Beam gathers the flags of every `PipelineOptions` subclass imported in a
+process into one parser, so a flag name may be defined once only: arsyta and citationr both read their
+corpus, database and output flags from here."""
+
+from __future__ import annotations
+
+from apache_beam.options.pipeline_options import PipelineOptions
+
+from mapping.matcher import MatchConfig
+
+
+class CorpusOptions(PipelineOptions):
+    @classmethod
+    def _add_argparse_args(cls, parser) -> None:
+        group = parser.add_argument_group("papers, database and output (shared by arsyta and citationr)")
+        group.add_argument(
+            "--tei",
+            action="append",
+            default=[],
+            help="GROBID TEI files (glob; repeat the flag for more). GROBID 0.5-0.8. For citationr: the "
+            "submissions' own papers.",
+        )
+        group.add_argument(
+            "--s2orc",
+            action="append",
+            default=[],
+            help="S2ORC full text (2019/2020/2021 layouts) or unarXive: .json files, or "
+            ".jsonl(.gz) with one paper per line (glob; repeatable).",
+        )
+        group.add_argument(
+            "--metadata",
+            action="append",
+            default=[],
+            help="The paper database: arXiv OAI snapshot JSONL or S2ORC metadata JSONL (glob; repeatable).",
+        )
+        group.add_argument(
+            "--output",
+            default=None,
+            help="Output directory (any Beam filesystem path). Default: out (arsyta), out/citationr (citationr).",
+        )
+        group.add_argument(
+            "--export_json",
+            action="store_true",
+            help="Also write the JSON layout under OUTPUT/json/ after the run (arsyta: HAtten/SymTax "
+            "papers.json, contexts.json, train/val/test.json; citationr: the RMC layout).",
+        )
+        group.add_argument(
+            "--num_shards", type=int, default=0, help="Parquet shards per table and split; 0 lets the runner decide."
+        )
+        group.add_argument(
+            "--title_min_similarity",
+            type=float,
+            default=MatchConfig.min_similarity,
+            help="LCS similarity a title match needs (default %(default)s).",
+        )
