@@ -1,0 +1,539 @@
+"""Peer reviews in, one data model out: submissions, reviews, and the CitationR tables' schemas. No Beam.
+
+Three input layouts are read:
+
+- **PeerRead JSON**: one submission per file, `{id, title, abstract, conference, reviews: [{comments, ...}]}`
+  (PeerRead, and the NeurIPS OpenReview scrape that follows it). Headings such as `WEAKNESSES:` inside
+  `comments` become the review's sections.
+- **OpenReview notes** as JSON (one note, a list, or `{"notes": [...]}`) or JSONL (one note per line), API v1
+  (`content.{field}`) or v2 (`content.{field}.value`); submissions carrying `details.replies` /
+  `details.directReplies` give their reviews too.
+- **Flat CSV** export of review notes (one row per note, content fields as columns, `forum` = submission).
+
+Only the fields in `REVIEW_TEXT_FIELDS` are review text: a CSV that also carries annotation columns (an LLM's
+`response`, hand-corrected `paper_info`) does not leak them into what is mined.
+"""
+
+from __future__ import annotations
+
+import csv
+import datetime as dt
+import hashlib
+import io
+import json
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+
+import pyarrow as pa
+
+from extractors.records import DeadLetter
+from extractors.review_mentions import PaperMention, clean_review_text
+
+# Review content fields, in reading order (OpenReview forms of ICLR, NeurIPS, TMLR, ICML, EMNLP).
+REVIEW_TEXT_FIELDS: tuple[str, ...] = (
+    "summary",
+    "summary_of_the_paper",
+    "paper_summary",
+    "summary_of_contributions",
+    "main_review",
+    "review",
+    "strengths",
+    "weaknesses",
+    "strength_and_weaknesses",
+    "strengths_and_weaknesses",
+    "other_strengths_and_weaknesses",
+    "claims_and_evidence",
+    "methods_and_evaluation_criteria",
+    "theoretical_claims",
+    "experimental_designs_or_analyses",
+    "relation_to_broader_scientific_literature",
+    "essential_references_not_discussed",
+    "requested_changes",
+    "questions",
+    "questions_for_authors",
+    "limitations",
+    "clarity,_quality,_novelty_and_reproducibility",
+    "clarity_quality_novelty_and_reproducibility",
+    "summary_of_the_review",
+    "other_comments_or_suggestions",
+    "reasons_to_accept",
+    "reasons_to_reject",
+    "missing_references",
+    "typos_grammar_style_and_presentation_improvements",
+    "metareview",
+    "comment",
+    "comments",
+)
+_HEADING = re.compile(r"^([A-Z][A-Z _/&,\-]{2,60}):[ \t]*$|^([A-Z][A-Z _/&,\-]{2,60}):[ \t]+(?=\S)", re.M)
+_YEAR_IN = re.compile(r"(?<!\d)(19[89]\d|20[0-4]\d)(?!\d)")
+
+
+class ReviewInputError(ValueError):
+    """An input that is not a submission or review in any layout we read; `reason` names the case."""
+
+    def __init__(self, reason: str, detail: str) -> None:
+        super().__init__(detail)
+        self.reason = reason
+        self.detail = detail
+
+
+@dataclass(frozen=True)
+class Submission:
+    """A paper under review: what the query side of the dataset is made of."""
+
+    submission_id: str
+    title: str | None
+    abstract: str | None
+    year: int | None
+    venue: str | None
+    source: str
+    authors: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Review:
+    """One review (or meta-review) as cleaned text; `sections` are (offset, field name) pairs into `text`."""
+
+    review_id: str
+    submission_id: str
+    text: str
+    sections: tuple[tuple[int, str], ...]
+    review_kind: str  # official | meta | comment
+    year: int | None
+    source: str
+
+
+@dataclass(frozen=True)
+class MentionRecord:
+    """A classified mention with the paper it resolved to: one row of the `mentions/` table."""
+
+    mention_id: str
+    review_id: str
+    submission_id: str
+    mention: PaperMention
+    paper_id: str | None = None
+    resolved_by: str | None = None
+    resolution_score: float | None = None
+
+
+ReviewInput = Submission | Review | DeadLetter
+
+
+def _value(content: Mapping, name: str) -> object:
+    value = content.get(name)
+    if isinstance(value, Mapping) and "value" in value:
+        return value["value"]
+    return value
+
+
+def _text(value: object) -> str | None:
+    if value is None or (isinstance(value, float) and value != value):
+        return None
+    if isinstance(value, list):
+        value = ", ".join(str(v) for v in value)
+    text = str(value).strip()
+    return text or None
+
+
+def assemble_review_text(fields: Sequence[tuple[str, str]]) -> tuple[str, tuple[tuple[int, str], ...]]:
+    """Clean each field, join them under their names; the sections say where each field starts."""
+    parts, sections, offset = [], [], 0
+    for name, raw in fields:
+        cleaned = clean_review_text(raw).strip()
+        if not cleaned:
+            continue
+        header = f"{name.upper()}:\n"
+        sections.append((offset + len(header), name.lower()))
+        block = header + cleaned + "\n\n"
+        parts.append(block)
+        offset += len(block)
+    return "".join(parts), tuple(sections)
+
+
+def sections_from_headings(text: str) -> tuple[tuple[int, str], ...]:
+    """Sections of a single-string review from its `SUMMARY:`-style headings (PeerRead/NeurIPS scrape)."""
+    found = []
+    for match in _HEADING.finditer(text):
+        name = (match.group(1) or match.group(2)).strip().lower().replace(" ", "_")
+        found.append((match.end(), name))
+    return tuple(found)
+
+
+def _year_of(*values: object) -> int | None:
+    for value in values:
+        if value is None:
+            continue
+        if isinstance(value, int | float) and not isinstance(value, bool) and value == value:
+            if value > 10**11:  # epoch milliseconds
+                return dt.datetime.fromtimestamp(value / 1000, tz=dt.UTC).year
+            if 1980 <= value <= 2049:
+                return int(value)
+            continue
+        match = _YEAR_IN.search(str(value))
+        if match:
+            return int(match.group(1))
+    return None
+
+
+def review_kind(invitation: str | None, title: str | None = None, is_meta: bool = False) -> str:
+    text = f"{invitation or ''} {title or ''}".lower()
+    if is_meta or "meta_review" in text or "meta-review" in text or "metareview" in text or "decision" in text:
+        return "meta"
+    if "comment" in text and "review" not in text:
+        return "comment"
+    return "official"
+
+
+def _review(
+    review_id: str, submission_id: str, fields: Sequence[tuple[str, str]], kind: str, year: int | None, source: str
+) -> Review | DeadLetter:
+    if len(fields) == 1 and fields[0][0] in ("comments", "review"):
+        text = clean_review_text(fields[0][1]).strip()
+        text = text + "\n" if text else ""
+        sections = sections_from_headings(text)
+    else:
+        text, sections = assemble_review_text(fields)
+    if not text.strip():
+        return DeadLetter(
+            source=f"{source}#{review_id}",
+            stage="read_reviews",
+            reason="empty_review",
+            detail=f"review {review_id} of {submission_id} has no text in {REVIEW_TEXT_FIELDS[:3]}...",
+        )
+    return Review(review_id, submission_id, text, sections, kind, year, source)
+
+
+def _text_fields(content: Mapping, text_fields: Sequence[str]) -> list[tuple[str, str]]:
+    fields = []
+    for name in text_fields:
+        value = _text(_value(content, name))
+        if value:
+            fields.append((name, value))
+    return fields
+
+
+def parse_peerread(
+    record: Mapping, source: str, text_fields: Sequence[str] = REVIEW_TEXT_FIELDS
+) -> Iterator[ReviewInput]:
+    """A PeerRead-layout submission: the submission, then each review (or a dead letter per empty one)."""
+    submission_id = _text(record.get("id")) or source.rsplit("/", 1)[-1].removesuffix(".json")
+    venue = _text(record.get("conference"))
+    reviews = record.get("reviews")
+    if not isinstance(reviews, list):
+        raise ReviewInputError("unknown_layout", "'reviews' is not a list")
+    dates = [r.get("DATE") for r in reviews if isinstance(r, Mapping)]
+    year = _year_of(venue, *dates)
+    authors = record.get("authors") or ()
+    if isinstance(authors, str):
+        authors = [a.strip() for a in re.split(r",\s*|\s+and\s+", authors) if a.strip()]
+    yield Submission(
+        submission_id,
+        _text(record.get("title")),
+        _text(record.get("abstract")),
+        year,
+        venue,
+        source,
+        tuple(str(a) for a in authors),
+    )
+    for index, review in enumerate(reviews):
+        review_id = f"{submission_id}/r{index}"
+        if not isinstance(review, Mapping):
+            yield DeadLetter(
+                f"{source}#{review_id}", "read_reviews", "unreadable_review", f"not an object: {type(review).__name__}"
+            )
+            continue
+        fields = _text_fields(review, ("comments", *text_fields))
+        kind = review_kind(None, _text(review.get("TITLE")), bool(review.get("IS_META_REVIEW")))
+        yield _review(
+            review_id,
+            submission_id,
+            fields[:1] if fields and fields[0][0] == "comments" else fields,
+            kind,
+            _year_of(venue, review.get("DATE")),
+            source,
+        )
+
+
+def _invitations(note: Mapping) -> str:
+    value = note.get("invitations") or note.get("invitation") or ""
+    if isinstance(value, str) and value.startswith("["):
+        try:
+            value = json.loads(value.replace("'", '"'))
+        except ValueError:
+            pass
+    return " ".join(value) if isinstance(value, list) else str(value)
+
+
+def parse_openreview_note(
+    note: Mapping, source: str, text_fields: Sequence[str] = REVIEW_TEXT_FIELDS
+) -> Iterator[ReviewInput]:
+    """One OpenReview note (API v1 or v2, or a flat CSV row): a submission with its replies, or a review."""
+    content = note.get("content")
+    if not isinstance(content, Mapping):
+        content = note  # the flat CSV export: content fields are columns
+    note_id = _text(note.get("id"))
+    forum = _text(note.get("forum")) or _text(note.get("replyto"))
+    invitation = _invitations(note)
+    year = _year_of(invitation, _text(_value(content, "venue")), note.get("cdate"), note.get("tcdate"))
+    fields = _text_fields(content, text_fields)
+    is_submission = (
+        _value(content, "title") is not None and _value(content, "abstract") is not None and not fields
+    ) or (note_id is not None and forum == note_id and not fields)
+    if is_submission:
+        if not note_id:
+            raise ReviewInputError("missing_id", "a submission note without an id")
+        yield Submission(
+            note_id,
+            _text(_value(content, "title")),
+            _text(_value(content, "abstract")),
+            year,
+            _text(_value(content, "venue")) or invitation.split("/-/")[0] or None,
+            source,
+            tuple(str(a) for a in (_value(content, "authors") or ()) if a),
+        )
+        details = note.get("details") if isinstance(note.get("details"), Mapping) else {}
+        for reply in details.get("directReplies") or details.get("replies") or ():
+            if isinstance(reply, Mapping) and _text_fields(reply.get("content") or {}, text_fields):
+                yield from parse_openreview_note({**reply, "forum": reply.get("forum") or note_id}, source, text_fields)
+        return
+    if not note_id or not forum:
+        raise ReviewInputError(
+            "missing_id", f"a review note needs 'id' and 'forum' (got id={note_id!r}, forum={forum!r})"
+        )
+    if not fields:
+        yield DeadLetter(f"{source}#{note_id}", "read_reviews", "empty_review", "no review text field has content")
+        return
+    yield Submission(forum, None, None, year, invitation.split("/-/")[0] or None, source)
+    yield _review(note_id, forum, fields, review_kind(invitation), year, source)
+
+
+def parse_review_record(
+    record: object, source: str, text_fields: Sequence[str] = REVIEW_TEXT_FIELDS
+) -> Iterator[ReviewInput]:
+    """A decoded JSON value in any of the layouts; raises `ReviewInputError` for anything else."""
+    if isinstance(record, list):
+        for index, item in enumerate(record):
+            yield from _guarded(
+                lambda item=item, index=index: parse_review_record(item, f"{source}[{index}]", text_fields), source
+            )
+        return
+    if not isinstance(record, Mapping):
+        raise ReviewInputError("unknown_layout", f"expected a JSON object or list, got {type(record).__name__}")
+    if "reviews" in record:
+        yield from parse_peerread(record, source, text_fields)
+    elif isinstance(record.get("notes"), list):
+        yield from parse_review_record(record["notes"], source, text_fields)
+    elif "content" in record or "forum" in record:
+        yield from parse_openreview_note(record, source, text_fields)
+    else:
+        raise ReviewInputError(
+            "unknown_layout", f"not a PeerRead file or an OpenReview note: keys {sorted(record)[:8]}"
+        )
+
+
+def _guarded(produce, source: str) -> Iterator[ReviewInput]:
+    try:
+        yield from produce()
+    except ReviewInputError as err:
+        yield DeadLetter(source, "read_reviews", err.reason, err.detail[:500])
+    except (TypeError, KeyError, AttributeError, ValueError) as err:
+        yield DeadLetter(source, "read_reviews", "parser_error", f"{type(err).__name__}: {err}"[:500])
+
+
+def _decode(data: bytes, source: str) -> str:
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as err:
+        raise ReviewInputError("undecodable_bytes", f"{source}: not UTF-8 at byte {err.start}") from err
+
+
+def parse_review_file(data: bytes, path: str, text_fields: Sequence[str] = REVIEW_TEXT_FIELDS) -> Iterator[ReviewInput]:
+    """One input file (JSON, JSONL or CSV) into submissions, reviews and dead letters; never raises."""
+    lower = path.lower()
+    try:
+        text = _decode(data, path)
+    except ReviewInputError as err:
+        yield DeadLetter(path, "read_reviews", err.reason, err.detail)
+        return
+    if not text.strip():
+        yield DeadLetter(path, "read_reviews", "empty_file", "the file has no content")
+        return
+    if lower.endswith(".csv"):
+        csv.field_size_limit(2**31 - 1)
+        for number, row in enumerate(csv.DictReader(io.StringIO(text)), start=2):
+            yield from _guarded(
+                lambda row=row, number=number: parse_openreview_note(row, f"{path}:{number}", text_fields),
+                f"{path}:{number}",
+            )
+        return
+    if lower.endswith((".jsonl", ".ndjson")):
+        for number, line in enumerate(text.splitlines(), start=1):
+            if line.strip():
+                yield from _guarded(
+                    lambda line=line, number=number: _parse_json(line, f"{path}:{number}", text_fields),
+                    f"{path}:{number}",
+                )
+        return
+    yield from _guarded(lambda: _parse_json(text, path, text_fields), path)
+
+
+def _parse_json(text: str, source: str, text_fields: Sequence[str]) -> Iterator[ReviewInput]:
+    try:
+        record = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise ReviewInputError("bad_json", f"{err.msg} at line {err.lineno} column {err.colno}") from err
+    yield from parse_review_record(record, source, text_fields)
+
+
+def merge_submissions(records: Sequence[Submission]) -> Submission:
+    """Several records of one submission (a PeerRead file and review rows naming its forum): the fullest wins,
+    field by field, in a fixed order."""
+    ordered = sorted(records, key=lambda s: (s.title is None, s.abstract is None, s.source, repr(s)))
+    first = ordered[0]
+    pick = lambda name: next((getattr(s, name) for s in ordered if getattr(s, name)), getattr(first, name))  # noqa: E731
+    return Submission(
+        first.submission_id, pick("title"), pick("abstract"), pick("year"), pick("venue"), first.source, pick("authors")
+    )
+
+
+def stable_fraction(key: str, seed: int = 0) -> float:
+    """A number in [0, 1) derived from `key`: the content-derived coin behind split assignment."""
+    digest = hashlib.sha1(f"{seed}\x1f{key}".encode()).digest()
+    return int.from_bytes(digest[:8], "big") / 2**64
+
+
+def split_for_submission(
+    key: str, year: int | None, year_counts: Mapping[str, int], fractions: tuple[float, float], seed: int = 0
+) -> str:
+    """Train / validation / test by year, about `fractions` = (train, train+validation) of all queries.
+
+    Queries are laid on a line ordered by year (unknown years first); a query's position is where its year's
+    block starts plus a content-derived fraction of the block. Older submissions train, the newest test.
+    """
+    total = sum(year_counts.values())
+    if total == 0:
+        return "train"
+    ordered = sorted(year_counts, key=lambda y: (y != "unknown", y))
+    label = str(year) if year is not None else "unknown"
+    before = sum(year_counts[y] for y in ordered if (y != "unknown", y) < (label != "unknown", label))
+    position = (before + stable_fraction(key, seed) * year_counts.get(label, 1)) / total
+    if position < fractions[0]:
+        return "train"
+    if position < fractions[1]:
+        return "validation"
+    return "test"
+
+
+# ----------------------------------------------------------------------------------------------- schemas
+
+MENTIONS_SCHEMA = pa.schema(
+    [
+        pa.field("mention_id", pa.string(), nullable=False),
+        pa.field("review_id", pa.string(), nullable=False),
+        pa.field("submission_id", pa.string(), nullable=False),
+        pa.field("source", pa.string(), nullable=False),
+        pa.field("text", pa.string()),
+        pa.field("title", pa.string()),
+        pa.field("arxiv_id", pa.string()),
+        pa.field("doi", pa.string()),
+        pa.field("openreview_id", pa.string()),
+        pa.field("acl_id", pa.string()),
+        pa.field("s2_id", pa.string()),
+        pa.field("url", pa.string()),
+        pa.field("authors", pa.string()),
+        pa.field("year", pa.int32()),
+        pa.field("marker", pa.string()),
+        pa.field("section", pa.string()),
+        pa.field("context", pa.string()),
+        pa.field("kind", pa.string(), nullable=False),
+        pa.field("reason", pa.string()),
+        pa.field("paper_id", pa.string()),
+        pa.field("resolved_by", pa.string()),
+        pa.field("resolution_score", pa.float64()),
+    ]
+)
+
+REVIEWS_SCHEMA = pa.schema(
+    [
+        pa.field("review_id", pa.string(), nullable=False),
+        pa.field("submission_id", pa.string(), nullable=False),
+        pa.field("review_kind", pa.string()),
+        pa.field("year", pa.int32()),
+        pa.field("num_chars", pa.int32()),
+        pa.field("num_mentions", pa.int32()),
+        pa.field("num_recommended", pa.int32()),
+        pa.field("num_already_cited", pa.int32()),
+        pa.field("num_discussed", pa.int32()),
+        pa.field("recommends", pa.bool_()),
+    ]
+)
+
+QUERIES_SCHEMA = pa.schema(
+    [
+        pa.field("submission_id", pa.string(), nullable=False),
+        pa.field("title", pa.string()),
+        pa.field("abstract", pa.string()),
+        pa.field("year", pa.int32()),
+        pa.field("venue", pa.string()),
+        pa.field("reference_titles", pa.list_(pa.string())),
+        pa.field("num_reviews", pa.int32()),
+        pa.field("num_reviews_recommending", pa.int32()),
+        pa.field("positive_ids", pa.list_(pa.string())),
+        pa.field("split", pa.string(), nullable=False),
+    ]
+)
+
+POSITIVES_SCHEMA = pa.schema(
+    [
+        pa.field("submission_id", pa.string(), nullable=False),
+        pa.field("paper_id", pa.string(), nullable=False),
+        pa.field("title", pa.string()),
+        pa.field("resolved", pa.bool_(), nullable=False),
+        pa.field("resolved_by", pa.string()),
+        pa.field("review_ids", pa.list_(pa.string())),
+        pa.field("split", pa.string(), nullable=False),
+    ]
+)
+
+CANDIDATES_SCHEMA = pa.schema(
+    [
+        pa.field("paper_id", pa.string(), nullable=False),
+        pa.field("title", pa.string()),
+        pa.field("abstract", pa.string()),
+        pa.field("year", pa.int32()),
+        pa.field("authors", pa.list_(pa.string())),
+        pa.field("categories", pa.list_(pa.string())),
+        pa.field("doi", pa.string()),
+        pa.field("arxiv_id", pa.string()),
+        pa.field("role", pa.string(), nullable=False),  # positive | extension
+    ]
+)
+
+
+def mention_row(record: MentionRecord) -> dict[str, object]:
+    m = record.mention
+    return {
+        "mention_id": record.mention_id,
+        "review_id": record.review_id,
+        "submission_id": record.submission_id,
+        "source": m.source,
+        "text": m.text,
+        "title": m.title,
+        "arxiv_id": m.arxiv_id,
+        "doi": m.doi,
+        "openreview_id": m.openreview_id,
+        "acl_id": m.acl_id,
+        "s2_id": m.s2_id,
+        "url": m.url,
+        "authors": m.authors,
+        "year": m.year,
+        "marker": m.marker,
+        "section": m.section,
+        "context": m.context,
+        "kind": m.kind,
+        "reason": m.reason,
+        "paper_id": record.paper_id,
+        "resolved_by": record.resolved_by,
+        "resolution_score": record.resolution_score,
+    }

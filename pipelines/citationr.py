@@ -1,0 +1,808 @@
+"""Build a CitationR-style dataset: the papers peer reviewers say a submission should have cited.
+
+    python -m pipelines.citationr --runner=FnApiRunner --output out/citationr-example
+    python -m pipelines.citationr --runner=FnApiRunner \\
+        --reviews '../shared/data/reviews/neurips-openreview-2023-2025/*/*.json' \\
+        --metadata 'arxiv-metadata.jsonl' --output out/citationr --export_json
+
+Without `--reviews` it runs on the bundled example (`examples/reviews`). Reviews are PeerRead JSON,
+OpenReview notes (JSON/JSONL, API v1 or v2) or the flat CSV export of notes. `--tei`/`--s2orc` give the
+submissions' own parsed papers (matched by file stem = submission id, or by title) so that mentions of papers
+the submission already cites are told apart. `--metadata` is the paper database, as in arsyta.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+import apache_beam as beam
+from apache_beam.io.filesystems import FileSystems
+from apache_beam.io.parquetio import WriteToParquet
+from apache_beam.metrics import Metrics
+from apache_beam.options.pipeline_options import PipelineOptions, SetupOptions
+from apache_beam.pvalue import TaggedOutput
+
+from extractors.documents import file_stem
+from extractors.records import BibEntry, DeadLetter, Paper, ParsedDocument
+from extractors.review_dataset import (
+    SPLITS,
+    CitationrConfig,
+    build_query,
+    build_stats,
+    dataset_card,
+    format_funnel,
+    positive_row,
+    positives_for,
+    query_row,
+    review_row,
+)
+from extractors.review_mentions import RECOMMENDED, Bibliography, MentionConfig, extract_review_mentions, mention_key
+from extractors.review_resolvers import OnlineResolver, ResolverConfig
+from extractors.reviews import (
+    CANDIDATES_SCHEMA,
+    MENTIONS_SCHEMA,
+    POSITIVES_SCHEMA,
+    QUERIES_SCHEMA,
+    REVIEW_TEXT_FIELDS,
+    REVIEWS_SCHEMA,
+    MentionRecord,
+    Review,
+    Submission,
+    mention_row,
+    merge_submissions,
+    parse_review_file,
+    split_for_submission,
+)
+from extractors.schemas import DEAD_LETTER_SCHEMA, dead_letter_row
+from mapping.matcher import InMemoryMatcher, MatchConfig
+from mapping.titles import normalize_title
+from pipelines.options import CorpusOptions
+from pipelines.transforms import DEAD, TALLY, MatchFiles, ParseDocuments, ReadPaperDatabase
+
+LOG = logging.getLogger("pipelines.citationr")
+NAMESPACE = "citationr"
+EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "reviews"
+
+
+class Tally:
+    """Counts inside one DoFn call, emitted as `(name, n)` tally elements and Beam counters."""
+
+    def __init__(self) -> None:
+        self.counts: dict[str, int] = {}
+
+    def __call__(self, name: str, n: int = 1) -> None:
+        self.counts[name] = self.counts.get(name, 0) + n
+
+    def emit(self) -> Iterator[TaggedOutput]:
+        for name, n in sorted(self.counts.items()):
+            Metrics.counter(NAMESPACE, name).inc(n)
+            yield TaggedOutput(TALLY, (name, n))
+        self.counts.clear()
+
+
+class CitationrOptions(PipelineOptions):
+    @classmethod
+    def _add_argparse_args(cls, parser) -> None:
+        group = parser.add_argument_group("citationr inputs and outputs")
+        group.add_argument(
+            "--reviews",
+            action="append",
+            default=[],
+            help="Reviews: PeerRead JSON, OpenReview notes JSON/JSONL, or notes CSV (glob; repeatable).",
+        )
+        group.add_argument(
+            "--export_unresolved",
+            action="store_true",
+            help="Keep title-only (unresolved) positives in the JSON export.",
+        )
+        group.add_argument(
+            "--review_fields",
+            default=",".join(REVIEW_TEXT_FIELDS),
+            help="Comma-separated note content fields read as review text (default: the known forms).",
+        )
+        algo = parser.add_argument_group("citationr settings (recorded in stats.json)")
+        algo.add_argument(
+            "--candidate_years",
+            type=int,
+            default=0,
+            help="Candidate extension: database papers published at most this many years before a "
+            "query, sharing a category with a resolved positive (CitationR: 3). 0: off.",
+        )
+        online = parser.add_argument_group("online resolvers (off by default; need internet)")
+        online.add_argument(
+            "--online_resolvers",
+            default="",
+            help="Comma-separated: dblp, s2. Tried, in order, for recommended titles the database lacks.",
+        )
+        online.add_argument("--resolver_cache", default=".citationr-cache", help="Disk cache (default %(default)s).")
+        online.add_argument("--resolver_interval", type=float, default=1.0, help="Seconds between calls (default 1).")
+        online.add_argument("--resolver_timeout", type=float, default=10.0, help="Seconds per call (default 10).")
+
+
+# ------------------------------------------------------------------------------------------ read reviews
+
+
+class ParseReviewFileFn(beam.DoFn):
+    def __init__(self, text_fields: tuple[str, ...]) -> None:
+        self.text_fields = text_fields
+
+    def process(self, readable) -> Iterator:
+        tally = Tally()
+        path = readable.metadata.path
+        tally("review_files_in")
+        items = list(parse_review_file(readable.read(), path, self.text_fields))
+        if items and all(isinstance(i, DeadLetter) and i.source == path for i in items):
+            tally("review_files_dead_lettered")
+        for item in items:
+            if isinstance(item, Review):
+                tally("reviews_in")
+                tally("reviews_read")
+                tally(f"reviews_read:{item.review_kind}")
+                yield item
+            elif isinstance(item, Submission):
+                yield TaggedOutput("submissions", item)
+            else:
+                if item.reason in ("empty_review", "unreadable_review"):
+                    tally("reviews_in")
+                    tally("reviews_dead_lettered")
+                tally(f"dead:{item.stage}:{item.reason}")
+                yield TaggedOutput(DEAD, item)
+        yield from tally.emit()
+
+
+class ReadReviews(beam.PTransform):
+    """Review files into `reviews`, merged `submissions`, `dead` and `tally`."""
+
+    def __init__(self, patterns: list[str], text_fields: tuple[str, ...]) -> None:
+        super().__init__()
+        self.patterns = patterns
+        self.text_fields = text_fields
+
+    def expand(self, pbegin):
+        parsed = (
+            pbegin
+            | "MatchReviews" >> MatchFiles(self.patterns)
+            | "ParseReviews"
+            >> beam.ParDo(ParseReviewFileFn(self.text_fields)).with_outputs("submissions", DEAD, TALLY, main="reviews")
+        )
+        reviews = (
+            parsed.reviews
+            | "ReviewsById" >> beam.Map(lambda r: (r.review_id, r))
+            | "GroupReviewIds" >> beam.GroupByKey()
+            | "OneReviewPerId" >> beam.MapTuple(lambda _, rs: sorted(rs, key=lambda r: (r.source, r.text))[0])
+        )
+        submissions = (
+            parsed.submissions
+            | "SubmissionsById" >> beam.Map(lambda s: (s.submission_id, s))
+            | "GroupSubmissions" >> beam.GroupByKey()
+            | "MergeSubmissions" >> beam.MapTuple(lambda _, ss: merge_submissions(list(ss)))
+        )
+        count = submissions | "CountSubmissions" >> beam.Map(lambda _: ("submissions", 1))
+        tally = (parsed[TALLY], count) | "ReadTallies" >> beam.Flatten()
+        return {"reviews": reviews, "submissions": submissions, DEAD: parsed[DEAD], TALLY: tally}
+
+
+# ------------------------------------------------------------------------------- submission bibliographies
+
+
+def _document_keys(document: ParsedDocument) -> list[tuple[str, Bibliography]]:
+    bibliography = Bibliography(
+        titles=tuple(e.title for e in document.bib_entries if e.title),
+        arxiv_ids=frozenset(e.arxiv_id for e in document.bib_entries if e.arxiv_id),
+        dois=frozenset(e.doi for e in document.bib_entries if e.doi),
+    )
+    keys = [f"id:{file_stem(document.source.split(':')[0])}", f"id:{document.paper_id}"]
+    if normalize_title(document.title):
+        keys.append(f"title:{normalize_title(document.title)}")
+    return [(k, bibliography) for k in dict.fromkeys(keys)]
+
+
+def _submission_keys(submission: Submission) -> list[tuple[str, str]]:
+    keys = [f"id:{submission.submission_id}"]
+    if normalize_title(submission.title):
+        keys.append(f"title:{normalize_title(submission.title)}")
+    return [(k, submission.submission_id) for k in keys]
+
+
+class SubmissionBibliographies(beam.PTransform):
+    """(submission_id, Bibliography) for submissions whose own paper was given as TEI or S2ORC."""
+
+    def __init__(self, tei: list[str], s2orc: list[str]) -> None:
+        super().__init__()
+        self.tei, self.s2orc = tei, s2orc
+
+    def expand(self, submissions):
+        pbegin = submissions.pipeline
+        parsed = pbegin | "ParseSubmissionPapers" >> ParseDocuments(self.tei, self.s2orc)
+        joined = (
+            {
+                "documents": parsed["documents"] | "DocumentKeys" >> beam.FlatMap(_document_keys),
+                "submissions": submissions | "SubmissionKeys" >> beam.FlatMap(_submission_keys),
+            }
+            | "JoinPapersToSubmissions" >> beam.CoGroupByKey()
+            | "PairUp" >> beam.FlatMap(lambda kv: [(s, b) for s in kv[1]["submissions"] for b in kv[1]["documents"]])
+            | "GroupBibliographies" >> beam.GroupByKey()
+            | "Fullest" >> beam.MapTuple(lambda s, bs: (s, max(bs, key=lambda b: (len(b.titles), sorted(b.titles)))))
+        )
+        count = joined | "CountBibliographies" >> beam.Map(lambda _: ("submissions_with_bibliography", 1))
+        tally = (parsed[TALLY], count) | "BibliographyTallies" >> beam.Flatten()
+        return {"bibliographies": joined, DEAD: parsed[DEAD], TALLY: tally}
+
+
+# ------------------------------------------------------------------------------------------ mine mentions
+
+
+class MineMentionsFn(beam.DoFn):
+    """A submission's reviews into classified mentions, and one summary row per review."""
+
+    def __init__(self, config: MentionConfig) -> None:
+        self.config = config
+
+    def process(self, element) -> Iterator:
+        submission_id, grouped = element
+        tally = Tally()
+        bibliographies = list(grouped["bibliographies"])
+        bibliography = bibliographies[0] if bibliographies else Bibliography()
+        for review in sorted(grouped["reviews"], key=lambda r: r.review_id):
+            found = extract_review_mentions(review.text, review.sections, bibliography, self.config, tally)
+            records = [
+                MentionRecord(mention_key(review.review_id, m), review.review_id, submission_id, m) for m in found
+            ]
+            tally("mentions", len(records))
+            for m in found:
+                tally(f"reason:{m.kind}:{m.reason}")
+            if records:
+                tally("reviews_with_mentions")
+            row = review_row(review, records)
+            if row["recommends"]:
+                tally("reviews_recommending")
+            yield TaggedOutput("review_rows", row)
+            yield from records
+        yield from tally.emit()
+
+
+class MineMentions(beam.PTransform):
+    def __init__(self, config: MentionConfig) -> None:
+        super().__init__()
+        self.config = config
+
+    def expand(self, inputs):
+        mined = (
+            {
+                "reviews": inputs["reviews"] | "ReviewsBySubmission" >> beam.Map(lambda r: (r.submission_id, r)),
+                "bibliographies": inputs["bibliographies"],
+            }
+            | "JoinBibliographies" >> beam.CoGroupByKey()
+            | "Mine" >> beam.ParDo(MineMentionsFn(self.config)).with_outputs("review_rows", TALLY, main="mentions")
+        )
+        return {"mentions": mined.mentions, "review_rows": mined.review_rows, TALLY: mined[TALLY]}
+
+
+# ------------------------------------------------------------------------------------------ resolve them
+
+
+class ResolveMentionsFn(beam.DoFn):
+    """Each mention with a title or identifier to a database paper: identifiers first, then the title
+    matcher; recommended ones the database lacks go to the online resolvers when they are enabled."""
+
+    def __init__(self, resolver: ResolverConfig) -> None:
+        self.resolver_config = resolver
+        self.resolver: OnlineResolver | None = None
+
+    def setup(self) -> None:
+        if self.resolver_config.names:
+            self.resolver = OnlineResolver(self.resolver_config)
+
+    def process(self, record: MentionRecord, matcher: InMemoryMatcher) -> Iterator:
+        tally = Tally()
+        m = record.mention
+        recommended = m.kind == RECOMMENDED
+        if m.title or m.arxiv_id or m.doi:
+            entry = BibEntry(bib_id=record.mention_id, title=m.title, year=m.year, doi=m.doi, arxiv_id=m.arxiv_id)
+            resolution = matcher.resolve(entry, tally if recommended else (lambda *_: None))
+            if resolution.paper_id is not None:
+                record = MentionRecord(
+                    record.mention_id,
+                    record.review_id,
+                    record.submission_id,
+                    m,
+                    resolution.paper_id,
+                    resolution.method,
+                    resolution.score,
+                )
+        if recommended and record.paper_id is None and self.resolver is not None:
+            paper = self.resolver.resolve(m.title)
+            if paper is not None:
+                tally(f"resolved_by:online:{paper.source}")
+                record = MentionRecord(
+                    record.mention_id, record.review_id, record.submission_id, m, paper.paper_id, paper.source, None
+                )
+                yield TaggedOutput("online_papers", paper)
+        if recommended:
+            tally("recommended_resolved" if record.paper_id else "recommended_unresolved")
+            if not (m.title or m.arxiv_id or m.doi):
+                tally("unresolved:no_title_or_identifier")
+        yield record
+        yield from tally.emit()
+
+
+def build_matcher(papers: list[Paper], config: MatchConfig) -> InMemoryMatcher:
+    LOG.info("building the title index over %d database papers", len(papers))
+    return InMemoryMatcher(papers, config)
+
+
+class ResolveMentions(beam.PTransform):
+    def __init__(self, match: MatchConfig, resolver: ResolverConfig) -> None:
+        super().__init__()
+        self.match, self.resolver = match, resolver
+
+    def expand(self, inputs):
+        matcher = (
+            inputs["papers"]
+            | "CollectDatabase" >> beam.combiners.ToList()
+            | "BuildMatcher" >> beam.Map(build_matcher, self.match)
+        )
+        resolved = inputs["mentions"] | "Resolve" >> beam.ParDo(
+            ResolveMentionsFn(self.resolver), matcher=beam.pvalue.AsSingleton(matcher)
+        ).with_outputs("online_papers", TALLY, main="mentions")
+        return {"mentions": resolved.mentions, "online_papers": resolved.online_papers, TALLY: resolved[TALLY]}
+
+
+# ------------------------------------------------------------------------------------ queries and splits
+
+
+class _QueryFn(beam.DoFn):
+    def process(self, element) -> Iterator:
+        submission_id, grouped = element
+        submissions = list(grouped["submissions"])
+        if not submissions:
+            return
+        positives = positives_for(submission_id, grouped["mentions"])
+        if not positives:
+            return
+        bibliographies = list(grouped["bibliographies"])
+        references = bibliographies[0].titles if bibliographies else ()
+        query = build_query(submissions[0], list(grouped["review_rows"]), positives, references)
+        yield (query, positives)
+
+
+def _assign_split(pair, year_counts: dict, config: CitationrConfig) -> Iterator:
+    query, positives = pair
+    split = split_for_submission(query.submission_id, query.year, year_counts, config.cut_points(), config.split_seed)
+    yield TaggedOutput(TALLY, ("queries", 1))
+    yield TaggedOutput(TALLY, (f"queries:{split}", 1))
+    yield TaggedOutput(TALLY, ("positives", len(positives)))
+    yield TaggedOutput(TALLY, ("positives_resolved", sum(p.resolved for p in positives)))
+    for positive in positives:
+        yield TaggedOutput("positives", positive_row(positive, split))
+    yield query_row(query) | {"split": split}
+
+
+class BuildQueries(beam.PTransform):
+    """Submissions with recommended papers into queries (split by year, about 8:1:1) and positives."""
+
+    def __init__(self, config: CitationrConfig) -> None:
+        super().__init__()
+        self.config = config
+
+    def expand(self, inputs):
+        by_id = lambda label, pcoll, key: pcoll | label >> beam.Map(lambda x: (key(x), x))  # noqa: E731
+        pairs = (
+            {
+                "submissions": by_id("SubmissionsById", inputs["submissions"], lambda s: s.submission_id),
+                "mentions": by_id("MentionsBySubmission", inputs["mentions"], lambda m: m.submission_id),
+                "review_rows": by_id("RowsBySubmission", inputs["review_rows"], lambda r: r["submission_id"]),
+                "bibliographies": inputs["bibliographies"],
+            }
+            | "JoinSubmission" >> beam.CoGroupByKey()
+            | "Query" >> beam.ParDo(_QueryFn())
+        )
+        year_counts = (
+            pairs
+            | "QueryYear" >> beam.Map(lambda p: str(p[0].year) if p[0].year is not None else "unknown")
+            | "CountYears" >> beam.combiners.Count.PerElement()
+            | "YearDict" >> beam.combiners.ToDict()
+        )
+        split = pairs | "AssignSplits" >> beam.FlatMap(
+            _assign_split, year_counts=beam.pvalue.AsSingleton(year_counts), config=self.config
+        ).with_outputs("positives", TALLY, main="queries")
+        return {"queries": split.queries, "positives": split.positives, TALLY: split[TALLY]}
+
+
+# ---------------------------------------------------------------------------------------------- candidates
+
+
+def _candidate_row(paper: Paper, role: str) -> dict[str, object]:
+    return {
+        "paper_id": paper.paper_id,
+        "title": paper.title,
+        "abstract": paper.abstract,
+        "year": paper.year,
+        "authors": list(paper.authors),
+        "categories": list(paper.categories),
+        "doi": paper.doi,
+        "arxiv_id": paper.arxiv_id,
+        "role": role,
+    }
+
+
+def _keep_candidate(paper: Paper, positive_ids: list, query_years: list, categories: list, years: int):
+    ids = set(positive_ids)
+    if paper.paper_id in ids:
+        yield _candidate_row(paper, "positive")
+        return
+    if years <= 0 or paper.year is None or not set(paper.categories) & set(categories):
+        return
+    if any(0 <= y - paper.year <= years for y in query_years):
+        yield _candidate_row(paper, "extension")
+
+
+class SelectCandidates(beam.PTransform):
+    """Resolved positives, title-only positives, and (with --candidate_years) the extension papers."""
+
+    def __init__(self, config: CitationrConfig) -> None:
+        super().__init__()
+        self.config = config
+
+    def expand(self, inputs):
+        positives, queries = inputs["positives"], inputs["queries"]
+        database = (inputs["papers"], inputs["online_papers"]) | "WithOnlinePapers" >> beam.Flatten()
+        database = (
+            database
+            | "PapersById" >> beam.Map(lambda p: (p.paper_id, p))
+            | "GroupPaperIds" >> beam.GroupByKey()
+            | "OnePaperPerId"
+            >> beam.MapTuple(lambda _, ps: sorted(ps, key=lambda p: (p.source != "metadata", repr(p)))[0])
+        )
+        positive_ids = positives | "PositiveIds" >> beam.Map(lambda p: p["paper_id"]) | "DistinctIds" >> beam.Distinct()
+        query_years = (
+            queries
+            | "Years" >> beam.FlatMap(lambda q: [q["year"]] if q["year"] else [])
+            | "DistinctYears" >> beam.Distinct()
+        )
+        resolved = (
+            {
+                "ids": positive_ids | "IdKeys" >> beam.Map(lambda i: (i, None)),
+                "papers": database | "KeyPapers" >> beam.Map(lambda p: (p.paper_id, p)),
+            }
+            | "JoinPositivePapers" >> beam.CoGroupByKey()
+            | "PositiveCategories"
+            >> beam.FlatMap(lambda kv: [c for p in kv[1]["papers"] for c in p.categories] if kv[1]["ids"] else [])
+            | "DistinctCategories" >> beam.Distinct()
+        )
+        kept = database | "KeepCandidates" >> beam.FlatMap(
+            _keep_candidate,
+            positive_ids=beam.pvalue.AsList(positive_ids),
+            query_years=beam.pvalue.AsList(query_years),
+            categories=beam.pvalue.AsList(resolved),
+            years=self.config.candidate_years,
+        )
+        title_only = (
+            positives
+            | "TitleOnly" >> beam.Filter(lambda p: not p["resolved"])
+            | "TitleById" >> beam.Map(lambda p: (p["paper_id"], p["title"]))
+            | "GroupTitles" >> beam.GroupByKey()
+            | "TitleRows"
+            >> beam.MapTuple(
+                lambda pid, titles: _candidate_row(
+                    Paper(
+                        paper_id=pid, title=sorted(t for t in titles if t)[0] if any(titles) else None, source="review"
+                    ),
+                    "unresolved_title",
+                )
+            )
+        )
+        candidates = (kept, title_only) | "AllCandidates" >> beam.Flatten()
+        count = candidates | "CountCandidates" >> beam.Map(lambda _: ("candidates", 1))
+        return {"candidates": candidates, TALLY: count}
+
+
+# ---------------------------------------------------------------------------------------------- writing
+
+
+def _write(pcoll, prefix: str, schema, label: str, num_shards: int):
+    return pcoll | label >> WriteToParquet(
+        file_path_prefix=prefix,
+        schema=schema,
+        codec="zstd",
+        file_name_suffix=".parquet",
+        num_shards=num_shards,
+        shard_name_template="-SSSSS-of-NNNNN",
+    )
+
+
+def write_stats_and_card(_, output: str, tallies: dict, options: dict) -> str:
+    stats = build_stats(tallies, options)
+    for name, text in (("stats.json", json.dumps(stats, indent=2) + "\n"), ("README.md", dataset_card(stats))):
+        with FileSystems.create(FileSystems.join(output, name)) as handle:
+            handle.write(text.encode("utf-8"))
+    return output
+
+
+class WriteDataset(beam.PTransform):
+    def __init__(self, output: str, num_shards: int, options: dict) -> None:
+        super().__init__()
+        self.output, self.num_shards, self.options = output, num_shards, options
+
+    def expand(self, inputs):
+        out, shards = self.output, self.num_shards
+        _write(
+            inputs["mentions"] | "MentionRows" >> beam.Map(mention_row),
+            FileSystems.join(out, "mentions", "mentions"),
+            MENTIONS_SCHEMA,
+            "WriteMentions",
+            shards,
+        )
+        _write(
+            inputs["review_rows"], FileSystems.join(out, "reviews", "reviews"), REVIEWS_SCHEMA, "WriteReviews", shards
+        )
+        parts = inputs["queries"] | "PartitionSplits" >> beam.Partition(
+            lambda q, n: SPLITS.index(q["split"]), len(SPLITS)
+        )
+        for split, part in zip(SPLITS, parts, strict=True):
+            _write(part, FileSystems.join(out, "queries", split), QUERIES_SCHEMA, f"Write{split.title()}", shards)
+        _write(
+            inputs["positives"],
+            FileSystems.join(out, "positives", "positives"),
+            POSITIVES_SCHEMA,
+            "WritePositives",
+            shards,
+        )
+        _write(
+            inputs["candidates"],
+            FileSystems.join(out, "candidates", "candidates"),
+            CANDIDATES_SCHEMA,
+            "WriteCandidates",
+            shards,
+        )
+        _write(
+            inputs[DEAD] | "DeadRows" >> beam.Map(dead_letter_row),
+            FileSystems.join(out, "dead_letter", "dead_letter"),
+            DEAD_LETTER_SCHEMA,
+            "WriteDeadLetters",
+            1,
+        )
+        tallies = inputs[TALLY] | "SumTallies" >> beam.CombinePerKey(sum) | "TallyDict" >> beam.combiners.ToDict()
+        return (
+            inputs["mentions"].pipeline
+            | "Finish" >> beam.Create([None])
+            | "WriteStats"
+            >> beam.Map(
+                write_stats_and_card, output=out, tallies=beam.pvalue.AsSingleton(tallies), options=self.options
+            )
+        )
+
+
+def build_pipeline(
+    pipeline: beam.Pipeline,
+    inputs: dict[str, list[str]],
+    output: str,
+    *,
+    config: CitationrConfig | None = None,
+    mentions: MentionConfig | None = None,
+    match: MatchConfig | None = None,
+    resolver: ResolverConfig | None = None,
+    text_fields: tuple[str, ...] = REVIEW_TEXT_FIELDS,
+    num_shards: int = 0,
+):
+    """Wire the stages; returns the final PCollection (the output directory, once written)."""
+    config = config or CitationrConfig()
+    mentions = mentions or MentionConfig()
+    match = match or MatchConfig()
+    resolver = resolver or ResolverConfig()
+    read = pipeline | "ReadReviews" >> ReadReviews(inputs["reviews"], text_fields)
+    if inputs.get("tei") or inputs.get("s2orc"):
+        bib = read["submissions"] | "SubmissionBibliographies" >> SubmissionBibliographies(
+            inputs.get("tei", []), inputs.get("s2orc", [])
+        )
+    else:
+        empty = pipeline | "NoPapers" >> beam.Create([])
+        bib = {
+            "bibliographies": empty,
+            DEAD: pipeline | "NoPaperDead" >> beam.Create([]),
+            TALLY: pipeline | "NoPaperTally" >> beam.Create([]),
+        }
+    database = pipeline | "ReadPaperDatabase" >> ReadPaperDatabase(inputs.get("metadata", []))
+    mined = {"reviews": read["reviews"], "bibliographies": bib["bibliographies"]} | "MineMentions" >> MineMentions(
+        mentions
+    )
+    resolved = {"mentions": mined["mentions"], "papers": database["papers"]} | "ResolveMentions" >> ResolveMentions(
+        match, resolver
+    )
+    built = {
+        "submissions": read["submissions"],
+        "mentions": resolved["mentions"],
+        "review_rows": mined["review_rows"],
+        "bibliographies": bib["bibliographies"],
+    } | "BuildQueries" >> BuildQueries(config)
+    candidates = {
+        "positives": built["positives"],
+        "queries": built["queries"],
+        "papers": database["papers"],
+        "online_papers": resolved["online_papers"],
+    } | "SelectCandidates" >> SelectCandidates(config)
+    dead = (read[DEAD], bib[DEAD], database[DEAD]) | "AllDeadLetters" >> beam.Flatten()
+    tallies = (
+        read[TALLY],
+        bib[TALLY],
+        database[TALLY],
+        mined[TALLY],
+        resolved[TALLY],
+        built[TALLY],
+        candidates[TALLY],
+    ) | "Tallies" >> beam.Flatten()
+    record = {
+        "inputs": inputs,
+        "dataset": config.as_metadata(),
+        "mentions": mentions.as_metadata(),
+        "matching": match.as_metadata(),
+        "online_resolvers": list(resolver.names),
+        "review_fields": list(text_fields),
+    }
+    return {
+        "mentions": resolved["mentions"],
+        "review_rows": mined["review_rows"],
+        "queries": built["queries"],
+        "positives": built["positives"],
+        "candidates": candidates["candidates"],
+        DEAD: dead,
+        TALLY: tallies,
+    } | "WriteDataset" >> WriteDataset(output, num_shards, record)
+
+
+# ------------------------------------------------------------------------------------------- JSON export
+
+
+def _read_table(directory: str, columns: list[str] | None = None) -> list[dict]:
+    import pyarrow.parquet as pq
+
+    paths = sorted(m.path for m in FileSystems.match([FileSystems.join(directory, "*.parquet")])[0].metadata_list)
+    rows: list[dict] = []
+    for path in paths:
+        with FileSystems.open(path) as handle:
+            rows.extend(pq.read_table(handle, columns=columns).to_pylist())
+    return rows
+
+
+def export_rmc_json(dataset: str, output: str, include_unresolved: bool = False) -> dict[str, int]:
+    """`train/val/test.json` as `[{id, positive_ids}]` and `papers.json` as `{id: {title, abstract, bib_refs}}`."""
+    names = {"train": "train", "validation": "val", "test": "test"}
+    positives = _read_table(FileSystems.join(dataset, "positives"))
+    keep = {(p["submission_id"], p["paper_id"]) for p in positives if include_unresolved or p["resolved"]}
+    papers: dict[str, dict] = {}
+    counts: dict[str, int] = {}
+    for split, name in names.items():
+        queries = _read_split(dataset, split)
+        items = []
+        for query in sorted(queries, key=lambda q: q["submission_id"]):
+            ids = [pid for pid in query["positive_ids"] if (query["submission_id"], pid) in keep]
+            if not ids:
+                continue
+            items.append({"id": query["submission_id"], "positive_ids": ids})
+            papers[query["submission_id"]] = {
+                "title": query["title"] or "",
+                "abstract": query["abstract"] or "",
+                "bib_refs": list(query["reference_titles"] or []),
+            }
+        counts[name] = len(items)
+        with FileSystems.create(FileSystems.join(output, f"{name}.json")) as handle:
+            handle.write(json.dumps(items, indent=1).encode("utf-8"))
+    wanted = {pid for _, pid in keep}
+    for row in _read_table(FileSystems.join(dataset, "candidates")):
+        if row["paper_id"] in wanted or row["role"] == "extension":
+            papers.setdefault(
+                row["paper_id"], {"title": row["title"] or "", "abstract": row["abstract"] or "", "bib_refs": []}
+            )
+    with FileSystems.create(FileSystems.join(output, "papers.json")) as handle:
+        handle.write(json.dumps(dict(sorted(papers.items())), indent=1).encode("utf-8"))
+    counts["papers"] = len(papers)
+    return counts
+
+
+def _read_split(dataset: str, split: str) -> list[dict]:
+    import pyarrow.parquet as pq
+
+    pattern = FileSystems.join(dataset, "queries", f"{split}-*.parquet")
+    rows: list[dict] = []
+    for meta in sorted(FileSystems.match([pattern])[0].metadata_list, key=lambda m: m.path):
+        with FileSystems.open(meta.path) as handle:
+            rows.extend(pq.read_table(handle).to_pylist())
+    return rows
+
+
+# ---------------------------------------------------------------------------------------------------- run
+
+
+def read_stats(output: str) -> dict:
+    with FileSystems.open(FileSystems.join(output, "stats.json")) as handle:
+        return json.loads(handle.read().decode("utf-8"))
+
+
+def example_inputs() -> dict[str, list[str]]:
+    if not EXAMPLE.is_dir():
+        raise SystemExit(f"error: no --reviews given and the example is not at {EXAMPLE}")
+    return {
+        "reviews": [str(EXAMPLE / "reviews" / "*")],
+        "tei": [],
+        "s2orc": [str(EXAMPLE / "papers" / "*.json")],
+        "metadata": [str(EXAMPLE / "metadata" / "*.jsonl")],
+    }
+
+
+def check_patterns(inputs: dict[str, list[str]]) -> None:
+    for flag, patterns in inputs.items():
+        for pattern in patterns:
+            if not FileSystems.match([pattern])[0].metadata_list:
+                raise SystemExit(f"error: --{flag} {pattern!r} matches no file")
+
+
+def run(argv: Sequence[str] | None = None) -> dict:
+    """Parse flags, run the pipeline, print the funnel, return stats.json's content."""
+    pipeline_options = PipelineOptions(argv)
+    options = pipeline_options.view_as(CitationrOptions)
+    corpus = pipeline_options.view_as(CorpusOptions)
+    output = corpus.output or "out/citationr"
+    pipeline_options.view_as(SetupOptions).save_main_session = False
+    inputs = {"reviews": options.reviews, "tei": corpus.tei, "s2orc": corpus.s2orc, "metadata": corpus.metadata}
+    if not options.reviews:
+        inputs = example_inputs()
+        print(f"no --reviews: using the bundled example in {EXAMPLE}", file=sys.stderr)
+    check_patterns(inputs)
+    config = CitationrConfig(candidate_years=options.candidate_years)
+    match = MatchConfig(min_similarity=corpus.title_min_similarity)
+    resolver = ResolverConfig(
+        names=tuple(n.strip() for n in options.online_resolvers.split(",") if n.strip()),
+        cache_dir=options.resolver_cache,
+        min_interval_s=options.resolver_interval,
+        timeout_s=options.resolver_timeout,
+    )
+    unknown = set(resolver.names) - {"dblp", "s2"}
+    if unknown:
+        raise SystemExit(f"error: unknown --online_resolvers {sorted(unknown)}; choose from dblp, s2")
+    fields = tuple(f.strip() for f in options.review_fields.split(",") if f.strip())
+    with beam.Pipeline(options=pipeline_options) as pipeline:
+        build_pipeline(
+            pipeline,
+            inputs,
+            output,
+            config=config,
+            match=match,
+            resolver=resolver,
+            text_fields=fields,
+            num_shards=corpus.num_shards,
+        )
+    stats = read_stats(output)
+    if corpus.export_json:
+        counts = export_rmc_json(output, FileSystems.join(output, "json"), options.export_unresolved)
+        print("json export: " + ", ".join(f"{k} {v:,}" for k, v in counts.items()))
+    print(format_funnel(stats))
+    print(f"dataset written to {output}")
+    return stats
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    argv = list(argv if argv is not None else sys.argv[1:])
+    if "-h" in argv or "--help" in argv:
+        import argparse
+
+        parser = argparse.ArgumentParser(
+            prog="python -m pipelines.citationr",
+            description=__doc__,
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+            epilog="Beam options (--runner, --direct_num_workers, ...) are accepted too.",
+        )
+        CorpusOptions._add_argparse_args(parser)
+        CitationrOptions._add_argparse_args(parser)
+        parser.print_help()
+        return
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    logging.getLogger("pipelines").setLevel(logging.INFO)
+    run(argv)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,150 @@
+"""The citationr pipeline: a transform test, the bundled example end to end, and the shared reviews."""
+
+from __future__ import annotations
+
+import glob
+import json
+from pathlib import Path
+
+import apache_beam as beam
+import pyarrow.parquet as pq
+import pytest
+from apache_beam.testing.test_pipeline import TestPipeline
+from apache_beam.testing.util import assert_that, equal_to
+
+from extractors.reviews import Review, parse_review_file
+from pipelines.citationr import EXAMPLE, MineMentions, build_pipeline, example_inputs, export_rmc_json, read_stats
+
+REVIEW_TEXT = (
+    "WEAKNESSES:\nMissing related work: \u201cGraph Rewiring for Long-Range Message Passing\u201d.\n"
+    "The authors follow \u201cCurvature-Guided Edge Addition\u201d (Valdor and Brandt, 2020) closely.\n"
+)
+
+
+def test_mine_mentions_transform():
+    review = Review("r1", "s1", REVIEW_TEXT, ((12, "weaknesses"),), "official", 2023, "mem")
+    with TestPipeline(runner="FnApiRunner") as p:
+        mined = {
+            "reviews": p | "Reviews" >> beam.Create([review]),
+            "bibliographies": p | "Bibs" >> beam.Create([]),
+        } | MineMentions(__import__("extractors.review_mentions").review_mentions.MentionConfig())
+        kinds = mined["mentions"] | beam.Map(lambda r: (r.mention.title, r.mention.kind))
+        assert_that(
+            kinds,
+            equal_to(
+                [
+                    ("Graph Rewiring for Long-Range Message Passing", "recommended"),
+                    ("Curvature-Guided Edge Addition", "discussed"),
+                ]
+            ),
+        )
+        rows = mined["review_rows"] | beam.Map(lambda r: (r["review_id"], r["num_recommended"], r["recommends"]))
+        assert_that(rows, equal_to([("r1", 1, True)]), label="ReviewRows")
+
+
+def _rows(directory: Path) -> list[dict]:
+    paths = sorted(glob.glob(str(directory / "*.parquet")))
+    return [row for path in paths for row in pq.read_table(path).to_pylist()]
+
+
+def _run(inputs: dict, output: Path) -> dict:
+    with beam.Pipeline(runner="FnApiRunner") as pipeline:
+        build_pipeline(pipeline, inputs, str(output))
+    return read_stats(str(output))
+
+
+def test_example_end_to_end(tmp_path):
+    stats = _run(example_inputs(), tmp_path)
+    assert all(stats["checks"].values())
+    # independent count of the example's reviews: PeerRead reviews, JSONL review notes, CSV rows
+    peerread = json.loads((EXAMPLE / "reviews" / "neurips-style.json").read_text())
+    jsonl_reviews = sum('"replyto"' in line for line in (EXAMPLE / "reviews" / "openreview-v2.jsonl").open())
+    csv_rows = len((EXAMPLE / "reviews" / "iclr-export.csv").read_text().strip().splitlines()) - 1
+    assert stats["funnel"]["reviews_in"] == len(peerread["reviews"]) + jsonl_reviews + csv_rows
+    assert stats["dead_letters"] == {
+        "metadata:unknown_layout": 1,
+        "read_reviews:bad_json": 2,
+        "read_reviews:empty_review": 2,
+    }
+    mentions = _rows(tmp_path / "mentions")
+    by_title = {m["title"]: m for m in mentions if m["title"]}
+    spectral = by_title["Spectral Bounds on Oversquashing in Graph Neural Networks"]
+    assert spectral["kind"] == "already_cited" and spectral["paper_id"] == "2203.00202"
+    rewiring = by_title["Graph Rewiring for Long-Range Message Passing"]
+    assert (rewiring["kind"], rewiring["paper_id"], rewiring["resolved_by"]) == (
+        "recommended",
+        "2101.00101",
+        "arxiv_id",
+    )
+    assert by_title["Positional Encodings for Sparse Transformers on Graphs"]["paper_id"] == "2106.00404"
+    queries = [q for split in ("train", "validation", "test") for q in _rows_split(tmp_path, split)]
+    assert {q["submission_id"] for q in queries} == {"SUBA01", "SUBB02", "SUBC03"}
+    suba = next(q for q in queries if q["submission_id"] == "SUBA01")
+    assert "Curvature-Guided Edge Addition" in suba["reference_titles"]
+    assert "2203.00202" not in suba["positive_ids"]
+    counts = export_rmc_json(str(tmp_path), str(tmp_path / "json"))
+    papers = json.loads((tmp_path / "json" / "papers.json").read_text())
+    exported = [
+        q for name in ("train", "val", "test") for q in json.loads((tmp_path / "json" / f"{name}.json").read_text())
+    ]
+    assert sum(counts[n] for n in ("train", "val", "test")) == len(exported) == 3
+    assert all(pid in papers for q in exported for pid in q["positive_ids"])
+    assert set(papers["SUBA01"]) == {"title", "abstract", "bib_refs"}
+
+
+def _rows_split(root: Path, split: str) -> list[dict]:
+    return [
+        row
+        for path in sorted(glob.glob(str(root / "queries" / f"{split}-*.parquet")))
+        for row in pq.read_table(path).to_pylist()
+    ]
+
+
+def test_shared_neurips_reviews(shared, tmp_path):
+    folder = shared / "reviews" / "neurips-openreview-2023-2025"
+    files = sorted(folder.glob("*/*.json"))
+    expected_reviews = 0
+    not_submissions = 0
+    for path in files:
+        record = json.loads(path.read_text())
+        if "reviews" in record:
+            expected_reviews += len(record["reviews"])
+        else:
+            not_submissions += 1
+    stats = _run({"reviews": [str(folder / "*" / "*.json")]}, tmp_path)
+    assert all(stats["checks"].values())
+    assert stats["funnel"]["reviews_in"] == expected_reviews
+    assert stats["funnel"]["review_files_dead_lettered"] == not_submissions
+    reviews = _rows(tmp_path / "reviews")
+    assert len(reviews) == stats["funnel"]["reviews_read"]
+    mentions = _rows(tmp_path / "mentions")
+    assert len(mentions) == stats["funnel"]["mentions"]
+    assert {m["kind"] for m in mentions} <= {"recommended", "already_cited", "discussed"}
+
+
+def test_labelled_reviews_measure_above_floor(shared):
+    """Regression floors under the figures reported in the README (CitationR section) (held-out half included)."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
+    from eval_citationr import review_level, title_level
+
+    reviews = review_level(shared)["all"]
+    titles = title_level(shared)["all"]
+    assert reviews["precision"] >= 0.8 and reviews["recall"] >= 0.9
+    assert titles["recall"] >= 0.72 and titles["precision"] >= 0.8
+
+
+def test_real_review_csv_drops_annotation_columns(shared):
+    path = (
+        shared
+        / "reviews"
+        / "review-citation-bias"
+        / "annotated_data_for_suggested_papers"
+        / "ICLR2023_extra_annoatated_pur.csv"
+    )
+    reviews = [i for i in parse_review_file(path.read_bytes(), str(path)) if isinstance(i, Review)]
+    assert reviews and not any("Yes, the peer review suggests" in r.text for r in reviews)
+
+
+pytest.importorskip("pyarrow")

@@ -1,0 +1,305 @@
+"""Unit tests of the review readers and mention rules, on sentences as real reviews write them."""
+
+from __future__ import annotations
+
+import json
+
+from extractors.records import DeadLetter
+from extractors.review_mentions import (
+    ALREADY_CITED,
+    DISCUSSED,
+    RECOMMENDED,
+    Bibliography,
+    clean_review_text,
+    extract_review_mentions,
+    find_identifiers,
+    title_from_reference,
+)
+from extractors.review_resolvers import OnlineResolver, ResolverConfig
+from extractors.reviews import Review, Submission, parse_review_file, split_for_submission
+from tests.conftest import counter_dict
+
+
+def test_cleaning_keeps_links_and_turns_latex_quotes_into_quotes():
+    text = clean_review_text(
+        'See <a href="https://arxiv.org/abs/2101.00101">this</a> and [paper](https://openreview.net/forum?id=Ab_c-12)'
+        " and ``Graph Rewiring for Long-Range Message Passing'' &amp; **bold**."
+    )
+    assert "https://arxiv.org/abs/2101.00101" in text and "https://openreview.net/forum?id=Ab_c-12" in text
+    assert "\u201cGraph Rewiring for Long-Range Message Passing\u201d" in text
+    assert "&amp;" not in text and "**" not in text
+
+
+def test_identifiers_in_urls_and_bare_forms():
+    hits = find_identifiers(
+        "connect this work with Linear MDP (https://arxiv.org/pdf/1907.05388.pdf), see doi:10.1109/GlobalSIP.2018.8646701, "
+        "https://openreview.net/forum?id=MXV1TACjo_ and https://aclanthology.org/2020.acl-main.207.pdf"
+    )
+    assert [h.arxiv_id for h in hits if h.arxiv_id] == ["1907.05388"]
+    assert [h.doi for h in hits if h.doi] == ["10.1109/globalsip.2018.8646701"]
+    assert [h.openreview_id for h in hits if h.openreview_id] == ["MXV1TACjo_"]
+    assert [h.acl_id for h in hits if h.acl_id] == ["2020.acl-main.207"]
+
+
+def test_titles_of_real_reference_lines():
+    assert title_from_reference("A. Defazio. A Simple Practical Accelerated Method for Finite Sums. NIPS 2016") == (
+        "A Simple Practical Accelerated Method for Finite Sums"
+    )
+    assert title_from_reference(
+        "Kawana et al.: Unsupervised pose-aware part decomposition for 3d articulated objects."
+    ) == ("Unsupervised pose-aware part decomposition for 3d articulated objects")
+    assert (
+        title_from_reference(
+            'Pfaff, Tobias, et al. "Learning mesh-based simulation with graph networks." arXiv preprint arXiv:2010.03409 (2020).'
+        )
+        == "Learning mesh-based simulation with graph networks"
+    )
+    assert (
+        title_from_reference(
+            "Sami Khairy and Prasanna Balaprakash. 2022. Multifidelity reinforcement learning with control variates. "
+            "arXiv preprint arXiv:2206.05165 (2022)."
+        )
+        == "Multifidelity reinforcement learning with control variates"
+    )
+
+
+def test_reference_list_is_recommended_and_keeps_identifiers():
+    text = (
+        "WEAKNESSES:\nThe paper lacks some important related work [1, 2].\n\n"
+        '[1] Dawson, Charles, and Chuchu Fan. "Safe nonlinear control using robust neural lyapunov-barrier functions." '
+        "In Conference on Robot Learning, pp. 1724-1735. PMLR, 2022.\n"
+        "[2] Nasr, Milad, et al. Tight Auditing of Differentially Private Machine Learning. arXiv:2302.07956 (2023).\n"
+    )
+    count, counts = counter_dict()
+    found = extract_review_mentions(text, ((12, "weaknesses"),), count=count)
+    assert [(m.title, m.kind) for m in found] == [
+        ("Safe nonlinear control using robust neural lyapunov-barrier functions", RECOMMENDED),
+        ("Tight Auditing of Differentially Private Machine Learning", RECOMMENDED),
+    ]
+    assert found[1].arxiv_id == "2302.07956" and found[0].marker == "1"
+    assert counts["mentions:reference_entry"] == 2 and counts["mentions_kind:recommended"] == 2
+
+
+def test_already_cited_and_discussed():
+    text = (
+        "SUMMARY:\nThe method builds on Smith et al. (2021) and follows \u201cDeep Sets for Point Clouds\u201d.\n\n"
+        "WEAKNESSES:\nThe authors should cite \u201cA Survey of Graph Rewiring Methods\u201d and also compare with "
+        "\u201cDeep Sets for Point Clouds\u201d.\n"
+    )
+    sections = ((9, "summary"), (text.index("WEAKNESSES:\n") + 12, "weaknesses"))
+    bibliography = Bibliography(titles=("Deep sets for point clouds.",))
+    found = extract_review_mentions(text, sections, bibliography)
+    kinds = {(m.source, m.title or m.authors, m.section): m.kind for m in found}
+    assert kinds[("author_year", "Smith et al.", "summary")] == DISCUSSED
+    assert kinds[("quoted_title", "A Survey of Graph Rewiring Methods", "weaknesses")] == RECOMMENDED
+    assert kinds[("quoted_title", "Deep Sets for Point Clouds", "weaknesses")] == ALREADY_CITED
+    assert kinds[("quoted_title", "Deep Sets for Point Clouds", "summary")] == ALREADY_CITED
+
+
+def test_quoted_claims_are_not_titles():
+    found = extract_review_mentions(
+        'WEAKNESSES:\nThe claim "our method is the first to solve this problem" is too strong.\n'
+    )
+    assert found == []
+
+
+def test_readers_cover_the_layouts_and_dead_letter_what_they_cannot_read():
+    peerread = json.dumps(
+        {
+            "id": "P1",
+            "title": "T",
+            "abstract": "A",
+            "conference": "ICLR 2017",
+            "reviews": [{"comments": "Good paper."}, {"comments": "  "}],
+        }
+    ).encode()
+    items = list(parse_review_file(peerread, "p.json"))
+    assert [type(i).__name__ for i in items] == ["Submission", "Review", "DeadLetter"]
+    assert items[0].year == 2017 and items[2].reason == "empty_review"
+    v1 = {
+        "id": "R1",
+        "forum": "S1",
+        "invitation": "ICLR.cc/2019/Conference/-/Paper1/Official_Review",
+        "content": {"review": "Fine.", "rating": "6"},
+    }
+    v2 = {
+        "id": "R2",
+        "forum": "S1",
+        "invitations": ["NeurIPS.cc/2024/Conference/Submission1/-/Official_Review"],
+        "content": {"weaknesses": {"value": "Missing baselines."}},
+    }
+    lines = (json.dumps(v1) + "\n" + json.dumps(v2) + "\n{broken\n").encode()
+    items = list(parse_review_file(lines, "notes.jsonl"))
+    reviews = [i for i in items if isinstance(i, Review)]
+    assert [(r.review_id, r.year) for r in reviews] == [("R1", 2019), ("R2", 2024)]
+    assert [i.reason for i in items if isinstance(i, DeadLetter)] == ["bad_json"]
+    rows = b'id,forum,weaknesses,response,paper_info\nR3,S3,"Fine work.","Yes, cite X","Secret Title"\n'
+    items = list(parse_review_file(rows, "export.csv"))
+    review = next(i for i in items if isinstance(i, Review))
+    assert "Fine work." in review.text and "Secret Title" not in review.text and "cite X" not in review.text
+    assert any(isinstance(i, Submission) and i.submission_id == "S3" for i in items)
+
+
+def test_splits_follow_years_about_eight_one_one():
+    counts = {"2021": 500, "2022": 300, "2023": 200}
+    keys = [(f"s{i}", 2021 if i < 500 else 2022 if i < 800 else 2023) for i in range(1000)]
+    splits = [split_for_submission(k, y, counts, (0.8, 0.9)) for k, y in keys]
+    assert all(s == "train" for s, (_, y) in zip(splits, keys, strict=True) if y == 2021)
+    assert all(s != "train" for s, (_, y) in zip(splits, keys, strict=True) if y == 2023)
+    assert 0.75 < splits.count("train") / 1000 < 0.85 and 0.05 < splits.count("test") / 1000 < 0.15
+    assert splits == [split_for_submission(k, y, counts, (0.8, 0.9)) for k, y in keys]
+
+
+class FakeResponse:
+    def __init__(self, payload):
+        self.payload = payload
+
+    def raise_for_status(self):
+        return None
+
+    def json(self):
+        return self.payload
+
+
+class FakeSession:
+    def __init__(self, payload=None, error=None):
+        self.payload, self.error, self.calls = payload, error, 0
+
+    def get(self, url, params, timeout, headers=None):
+        self.calls += 1
+        assert timeout > 0
+        if self.error:
+            raise self.error
+        return FakeResponse(self.payload)
+
+
+def test_online_resolver_is_cached_and_fails_soft(tmp_path):
+    payload = {
+        "data": [
+            {
+                "paperId": "abc",
+                "title": "Graph Rewiring for Long-Range Message Passing.",
+                "year": 2021,
+                "externalIds": {"ArXiv": "2101.00101"},
+            }
+        ]
+    }
+    session = FakeSession(payload)
+    resolver = OnlineResolver(ResolverConfig(names=("s2",), cache_dir=str(tmp_path), min_interval_s=0), session)
+    paper = resolver.resolve("Graph rewiring for long-range message passing")
+    assert paper is not None and paper.paper_id == "2101.00101"
+    assert resolver.resolve("Graph rewiring for long-range message passing").paper_id == "2101.00101"
+    assert session.calls == 1
+    assert resolver.resolve("An entirely different paper title here") is None
+    failing = OnlineResolver(
+        ResolverConfig(names=("dblp",), cache_dir=str(tmp_path / "x"), min_interval_s=0),
+        FakeSession(error=TimeoutError("slow")),
+    )
+    assert failing.resolve("Graph rewiring for long-range message passing") is None
+
+
+def test_titles_of_apa_springer_and_comma_style_entries():
+    assert (
+        title_from_reference(
+            "Li, Y., Yuan, G., Wen, Y. and Ren, J., 2022. EfficientFormer: Vision Transformers at MobileNet Speed. "
+            "arXiv preprint arXiv:2206.01191."
+        )
+        == "EfficientFormer: Vision Transformers at MobileNet Speed"
+    )
+    assert (
+        title_from_reference(
+            "Stanton, S., Maddox, W., & Wilson, A. G. (2022, June). Accelerating bayesian optimization with "
+            "denoising autoencoders. In International Conference on Machine Learning (pp. 1-2). PMLR."
+        )
+        == "Accelerating bayesian optimization with denoising autoencoders"
+    )
+    assert title_from_reference("Piper: Multidimensional Planner for DNN Parallelization, NeurIPS 2021") == (
+        "Piper: Multidimensional Planner for DNN Parallelization"
+    )
+    assert title_from_reference("Smoothing and First Order Methods: A Unified Framework. SIAM J. Optim. 2012") == (
+        "Smoothing and First Order Methods: A Unified Framework"
+    )
+    assert title_from_reference(
+        "EAGER: Asking and Answering Questions for Reward Shaping. CoRR abs/2206.09674 (2022)"
+    ) == ("EAGER: Asking and Answering Questions for Reward Shaping")
+    assert (
+        title_from_reference(
+            'Xu, J., & Wang, X. (2022). GroupViT: Semantic Segmentation from Text. In "Proceedings of the IEEE/CVF '
+            'Conference on Computer Vision and Pattern Recognition" (pp. 1-2).'
+        )
+        == "GroupViT: Semantic Segmentation from Text"
+    )
+
+
+def test_reference_lines_without_authors_and_markers_that_are_not_citations():
+    text = (
+        "WEAKNESSES:\nPrompting LLMs zero-shot is not new.\n"
+        "Finetuned language models are zero-shot learners. arXiv preprint arXiv:2109.01652.\n"
+        "[1] - B. Hanin. Correlation functions in random networks at finite width. arXiv:2204.01058, 2022.\n"
+        "[Line 20] The claim about neuroscience is too strong.\n"
+    )
+    found = extract_review_mentions(text, ((12, "weaknesses"),))
+    assert [(m.source, m.title, m.kind) for m in found] == [
+        ("reference_entry", "Finetuned language models are zero-shot learners", RECOMMENDED),
+        ("reference_entry", "Correlation functions in random networks at finite width", RECOMMENDED),
+    ]
+
+
+def test_titles_in_running_text_and_italics():
+    text = clean_review_text(
+        "WEAKNESSES:\nRelated works are not enough: the paper does not mention CER (Competitive experience replay).\n"
+        "It would be nice to cite the paper of Mannor et al (Online learning with sample path constraints).\n"
+        "There is literature on this, see Chen and Wu (2019): Testing for Trends in High-Dimensional Time Series.\n"
+        "The authors should compare with _Optnet: Differentiable optimization as a layer in neural networks_ Amos, 2017.\n"
+        "Compare with prior work such as Visual Programming: Compositional reasoning without training, CVPR 2023.\n"
+    )
+    titles = {m.title: m.kind for m in extract_review_mentions(text, ((12, "weaknesses"),)) if m.title}
+    assert titles == {
+        "Competitive experience replay": RECOMMENDED,
+        "Online learning with sample path constraints": RECOMMENDED,
+        "Testing for Trends in High-Dimensional Time Series": RECOMMENDED,
+        "Optnet: Differentiable optimization as a layer in neural networks": RECOMMENDED,
+        "Visual Programming: Compositional reasoning without training": RECOMMENDED,
+    }
+
+
+def test_lower_case_quoted_title_with_authors_and_venue_and_the_request_before_it():
+    text = (
+        "WEAKNESSES:\nAuthors should use a stronger ComplEx for comparison. (See Lacroix, Timothee, and Guillaume "
+        'Obozinski. "Canonical tensor decomposition for knowledge base completion." International Conference on '
+        'Machine Learning. PMLR, 2018.)\nThe claim "our results are very good" is too strong.\n'
+    )
+    found = extract_review_mentions(text, ((12, "weaknesses"),))
+    assert [(m.title, m.kind) for m in found] == [
+        ("Canonical tensor decomposition for knowledge base completion", RECOMMENDED)
+    ]
+
+
+def test_see_table_is_not_a_request():
+    found = extract_review_mentions("WEAKNESSES:\nUpadhyay et al., 2021 report AUC (see Table 2 there).\n")
+    assert found and all(m.kind == DISCUSSED for m in found)
+
+
+def test_labelled_dev_reviews_parse_the_reviewers_reference_lists(shared):
+    """On real labelled reviews (dev half), numbered reference lists yield their titles, not venues."""
+    import csv
+    import hashlib
+
+    from mapping.titles import normalize_title
+
+    path = shared / "reviews" / "review-citation-bias" / "annotated_data_for_suggested_papers"
+    path = path / "NeurIPS2023_extra_annoatated_pur.csv"
+    gold = {}
+    for row in csv.DictReader(path.open()):
+        if int(hashlib.sha1(row["forum"].encode()).hexdigest(), 16) % 2 == 0:  # the dev half only
+            gold.setdefault(row["id"], []).append(normalize_title(row["paper_info"]))
+    reviews = [
+        i for i in parse_review_file(path.read_bytes(), str(path)) if isinstance(i, Review) and i.review_id in gold
+    ]
+    extracted = found = 0
+    for review in reviews:
+        titles = [normalize_title(m.title) for m in extract_review_mentions(review.text, review.sections) if m.title]
+        extracted += len(titles)
+        found += sum(1 for t in titles if t in gold.get(review.review_id, []))
+        assert not any(t.startswith(("proceedings of", "advances in neural")) for t in titles)
+    assert extracted and found / extracted > 0.3
