@@ -1,0 +1,53 @@
+"""Ranking metrics of the local-citation-recommendation literature, per query and averaged.
+
+A ranking is a list of paper ids, best first; the relevant set is the papers the context cites.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+RECALL_KS = (5, 10, 20, 50, 100, 200, 500, 1000, 2000)
+RERANK_POOL_SIZES = (100, 200, 500, 1000, 2000)
+
+
+def reciprocal_rank(ranking: Sequence[str], relevant: set[str]) -> float:
+    """1 / rank of the first relevant paper; 0 when none is ranked."""
+    for rank, paper_id in enumerate(ranking, start=1):
+        if paper_id in relevant:
+            return 1.0 / rank
+    return 0.0
+
+
+def recall_at_k(ranking: Sequence[str], relevant: set[str], k: int) -> float:
+    """The fraction of relevant papers among the first k."""
+    if not relevant:
+        return 0.0
+    return len(relevant.intersection(ranking[:k])) / len(relevant)
+
+
+def ndcg_at_k(ranking: Sequence[str], relevant: set[str], k: int) -> float:
+    """Binary-gain NDCG: sum of 1/log2(rank+1) over relevant papers in the first k, over the ideal sum."""
+    dcg = sum(1.0 / math.log2(rank + 1) for rank, paper_id in enumerate(ranking[:k], start=1) if paper_id in relevant)
+    ideal = sum(1.0 / math.log2(rank + 1) for rank in range(1, min(len(relevant), k) + 1))
+    return dcg / ideal if ideal else 0.0
+
+
+def ranking_metrics(
+    rankings: Sequence[Sequence[str]], relevant: Sequence[set[str]], recall_ks: Sequence[int] = RECALL_KS
+) -> dict[str, float]:
+    """MRR, Recall@K for each K and NDCG@10, averaged over queries."""
+    if len(rankings) != len(relevant):
+        raise ValueError("one ranking per query")
+    n = len(rankings)
+    if n == 0:
+        return {}
+    metrics = {
+        "num_queries": float(n),
+        "mrr": sum(reciprocal_rank(r, p) for r, p in zip(rankings, relevant, strict=True)) / n,
+    }
+    for k in recall_ks:
+        metrics[f"recall@{k}"] = sum(recall_at_k(r, p, k) for r, p in zip(rankings, relevant, strict=True)) / n
+    metrics["ndcg@10"] = sum(ndcg_at_k(r, p, 10) for r, p in zip(rankings, relevant, strict=True)) / n
+    return metrics

@@ -1,0 +1,133 @@
+"""Exact nearest-neighbour prefetching: embed every paper, then brute-force top-K by cosine.
+
+The search runs as batched matrix products on whatever device holds the embeddings (the GPU when there is
+one), chunked over papers and queries so that 1.7M papers fit: only a (query chunk x paper chunk) block of
+scores exists at a time, and a running top-K is merged chunk by chunk. The citing paper and papers published
+after it are excluded before the top-K.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import torch
+
+from trainers.documents import Document, encode_documents
+from trainers.hatten_model import HAttenEncoder
+from trainers.tokenization import Vocabulary
+
+UNKNOWN_PAPER_DAY = -(2**62)  # a paper without a date is never "after" a query
+UNKNOWN_QUERY_DAY = 2**62  # a query without a date excludes nothing by date
+
+
+def day_number(date: dt.date | None, unknown: int) -> int:
+    return date.toordinal() if date is not None else unknown
+
+
+@torch.no_grad()
+def embed_documents(
+    model: HAttenEncoder,
+    vocabulary: Vocabulary,
+    documents: Sequence[Document],
+    device: torch.device,
+    batch_size: int = 256,
+    amp: bool = False,
+    progress: bool = False,
+) -> torch.Tensor:
+    """L2-normalised embeddings (N, D), float32, on `device`."""
+    from tqdm.auto import tqdm
+
+    model.eval()
+    out = []
+    starts = range(0, len(documents), batch_size)
+    for start in tqdm(starts, desc="embed", disable=not progress, unit="batch"):
+        word_ids, types = encode_documents(
+            documents[start : start + batch_size], vocabulary, model.config.max_doc_len, model.config.max_seq_len
+        )
+        with torch.autocast(device_type=device.type, dtype=torch.float16, enabled=amp and device.type == "cuda"):
+            vectors = model(word_ids.to(device), types.to(device))
+        out.append(torch.nn.functional.normalize(vectors.float(), dim=-1))
+    if not out:
+        return torch.zeros((0, model.config.embed_dim), device=device)
+    return torch.cat(out)
+
+
+@torch.no_grad()
+def top_k_cosine(
+    queries: torch.Tensor,
+    papers: torch.Tensor,
+    k: int,
+    query_days: torch.Tensor | None = None,
+    paper_days: torch.Tensor | None = None,
+    excluded_paper: torch.Tensor | None = None,
+    query_chunk: int = 1024,
+    paper_chunk: int = 262_144,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Scores and paper indices (Q, k) of the k most similar papers, best first; excluded slots are -inf.
+
+    queries (Q, D) and papers (N, D) must be L2-normalised (then the dot product is the cosine). A paper is
+    excluded for query q when `paper_days > query_days[q]` or its index is `excluded_paper[q]`.
+    """
+    k = min(k, papers.shape[0])
+    all_scores, all_indices = [], []
+    for q0 in range(0, queries.shape[0], query_chunk):
+        block = queries[q0 : q0 + query_chunk]
+        best_scores = torch.full((block.shape[0], 0), float("-inf"), device=papers.device)
+        best_indices = torch.zeros((block.shape[0], 0), dtype=torch.long, device=papers.device)
+        for p0 in range(0, papers.shape[0], paper_chunk):
+            chunk = papers[p0 : p0 + paper_chunk]
+            scores = (block @ chunk.T).float()
+            if query_days is not None and paper_days is not None:
+                later = paper_days[None, p0 : p0 + chunk.shape[0]] > query_days[q0 : q0 + block.shape[0], None]
+                scores = scores.masked_fill(later, float("-inf"))
+            if excluded_paper is not None:
+                local = excluded_paper[q0 : q0 + block.shape[0]] - p0
+                own = torch.arange(chunk.shape[0], device=papers.device)[None, :] == local[:, None]
+                scores = scores.masked_fill(own, float("-inf"))
+            chunk_scores, chunk_indices = scores.topk(min(k, chunk.shape[0]), dim=1)
+            merged_scores = torch.cat([best_scores, chunk_scores], dim=1)
+            merged_indices = torch.cat([best_indices, chunk_indices + p0], dim=1)
+            best_scores, order = merged_scores.topk(min(k, merged_scores.shape[1]), dim=1)
+            best_indices = merged_indices.gather(1, order)
+        all_scores.append(best_scores)
+        all_indices.append(best_indices)
+    return torch.cat(all_scores), torch.cat(all_indices)
+
+
+@dataclass
+class PaperIndex:
+    """Paper embeddings with their ids and publication days, ready for exact search."""
+
+    paper_ids: list[str]
+    embeddings: torch.Tensor
+    days: torch.Tensor
+
+    @classmethod
+    def build(cls, paper_ids: list[str], embeddings: torch.Tensor, dates: Sequence[dt.date | None]) -> PaperIndex:
+        days = torch.tensor([day_number(d, UNKNOWN_PAPER_DAY) for d in dates], dtype=torch.long)
+        return cls(paper_ids, embeddings, days.to(embeddings.device))
+
+    def search(
+        self,
+        query_embeddings: torch.Tensor,
+        k: int,
+        citing_ids: Sequence[str],
+        citing_dates: Sequence[dt.date | None],
+        query_chunk: int = 1024,
+        paper_chunk: int = 262_144,
+    ) -> list[list[str]]:
+        """The top-k paper ids per query, never the citing paper nor a paper published after it."""
+        position = {paper_id: i for i, paper_id in enumerate(self.paper_ids)}
+        device = self.embeddings.device
+        query_days = torch.tensor([day_number(d, UNKNOWN_QUERY_DAY) for d in citing_dates], device=device)
+        excluded = torch.tensor([position.get(c, -1) for c in citing_ids], dtype=torch.long, device=device)
+        scores, indices = top_k_cosine(
+            query_embeddings.to(device), self.embeddings, k, query_days, self.days, excluded, query_chunk, paper_chunk
+        )
+        valid = torch.isfinite(scores).cpu().tolist()
+        return [
+            [self.paper_ids[i] for i, ok in zip(row, ok_row, strict=True) if ok]
+            for row, ok_row in zip(indices.cpu().tolist(), valid, strict=True)
+        ]

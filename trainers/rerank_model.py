@@ -1,0 +1,123 @@
+"""The SciBERT reranker: `[CLS] citing title + abstract + local context [SEP] candidate title + abstract [SEP]`,
+the [CLS] vector through a linear layer and a sigmoid, trained with a triplet loss.
+
+The model is a hub id or a local directory (`allenai/scibert_scivocab_uncased` by default). The citation
+markers are added to the tokenizer as special tokens by one function, `add_marker_tokens`, used in training
+and in inference alike, so `TARGETCIT` is one token, never lower-cased or split into word pieces.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import torch
+from torch import nn
+
+from trainers.data import PaperText
+
+DEFAULT_MODEL = "allenai/scibert_scivocab_uncased"
+MARKER_TOKENS = ("TARGETCIT", "OTHERCIT")
+
+
+def add_marker_tokens(tokenizer) -> int:
+    """Register the citation markers as special tokens; returns how many were new (0 when already there)."""
+    present = set(tokenizer.get_vocab())
+    new = [token for token in MARKER_TOKENS if token not in present]
+    if new:
+        tokenizer.add_special_tokens({"additional_special_tokens": list(MARKER_TOKENS)})
+    return len(new)
+
+
+class Reranker(nn.Module):
+    """A BERT encoder with a linear scoring head on [CLS]; scores lie in (0, 1)."""
+
+    def __init__(self, encoder: nn.Module) -> None:
+        super().__init__()
+        self.encoder = encoder
+        self.head = nn.Linear(encoder.config.hidden_size, 1)
+
+    def forward(
+        self, input_ids: torch.Tensor, attention_mask: torch.Tensor, token_type_ids: torch.Tensor
+    ) -> torch.Tensor:
+        states = self.encoder(input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids)
+        return torch.sigmoid(self.head(states.last_hidden_state[:, 0]).squeeze(-1).float())
+
+
+def load_reranker(model_name_or_path: str | Path, device: torch.device) -> tuple[Reranker, object]:
+    """Tokenizer and model from a hub id or a local directory (a pretrained BERT or a saved reranker).
+
+    A saved reranker directory holds the encoder and tokenizer (`save_pretrained`) and `head.pt`.
+    """
+    from transformers import AutoModel, AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(str(model_name_or_path))
+    add_marker_tokens(tokenizer)
+    encoder = AutoModel.from_pretrained(str(model_name_or_path))
+    if encoder.get_input_embeddings().num_embeddings < len(tokenizer):
+        encoder.resize_token_embeddings(len(tokenizer))
+    model = Reranker(encoder)
+    head = Path(model_name_or_path) / "head.pt"
+    if head.is_file():
+        model.head.load_state_dict(torch.load(head, map_location="cpu"))
+    return model.to(device), tokenizer
+
+
+def save_reranker(model: Reranker, tokenizer, directory: Path) -> None:
+    directory.mkdir(parents=True, exist_ok=True)
+    model.encoder.save_pretrained(directory)
+    tokenizer.save_pretrained(directory)
+    torch.save(model.head.state_dict(), directory / "head.pt")
+
+
+def paper_text(paper: PaperText) -> str:
+    return f"{paper.title} {paper.abstract}".strip()
+
+
+class PairEncoder:
+    """Builds `[CLS] query [SEP] candidate [SEP]` id tensors within `max_length`.
+
+    The query keeps its local context whole where it can and cuts the citing abstract instead; the candidate
+    fills what is left.
+    """
+
+    def __init__(self, tokenizer, max_length: int = 512, max_query_length: int = 256) -> None:
+        self.tokenizer = tokenizer
+        self.max_length = max_length
+        self.max_query_length = max_query_length
+        self._cache: dict[str, list[int]] = {}
+
+    def _ids(self, text: str) -> list[int]:
+        if text not in self._cache:
+            if len(self._cache) > 500_000:  # bounded: a 1.7M-paper database must not all stay tokenized
+                self._cache.clear()
+            self._cache[text] = self.tokenizer(text, add_special_tokens=False)["input_ids"]
+        return self._cache[text]
+
+    def query_ids(self, citing: PaperText, context: str) -> list[int]:
+        context_ids = self._ids(context)[: self.max_query_length]
+        head = self._ids(paper_text(citing))[: max(0, self.max_query_length - len(context_ids))]
+        return head + context_ids
+
+    def encode(self, query: Sequence[int], candidates: Sequence[PaperText]) -> dict[str, torch.Tensor]:
+        tok = self.tokenizer
+        rows = []
+        for candidate in candidates:
+            room = self.max_length - len(query) - 3
+            rows.append(
+                [tok.cls_token_id, *query, tok.sep_token_id, *self._ids(paper_text(candidate))[:room], tok.sep_token_id]
+            )
+        width = max(len(r) for r in rows)
+        input_ids = torch.full((len(rows), width), tok.pad_token_id, dtype=torch.long)
+        token_types = torch.zeros((len(rows), width), dtype=torch.long)
+        mask = torch.zeros((len(rows), width), dtype=torch.long)
+        for i, row in enumerate(rows):
+            input_ids[i, : len(row)] = torch.tensor(row)
+            mask[i, : len(row)] = 1
+            token_types[i, len(query) + 2 : len(row)] = 1
+        return {"input_ids": input_ids, "attention_mask": mask, "token_type_ids": token_types}
+
+
+def rerank_triplet_loss(positive: torch.Tensor, negatives: torch.Tensor, margin: float = 0.1) -> torch.Tensor:
+    """mean over negatives of max(0, s(d-) - s(d+) + margin); positive (B,), negatives (B, N)."""
+    return torch.relu(negatives - positive[:, None] + margin).mean()

@@ -1,0 +1,76 @@
+"""What every job shares: seeds, the device, mixed precision, JSON output and the command-line flags."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+from contextlib import AbstractContextManager
+from pathlib import Path
+
+import numpy as np
+import torch
+
+
+def seed_everything(seed: int) -> None:
+    """Python, numpy and torch (all devices) from one seed."""
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+
+
+def resolve_device(name: str) -> torch.device:
+    """`auto` is the GPU when one is present, the CPU otherwise."""
+    if name == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    device = torch.device(name)
+    if device.type == "cuda" and not torch.cuda.is_available():
+        raise SystemExit(f"--device {name}: no CUDA device is available")
+    return device
+
+
+def autocast(device: torch.device, enabled: bool) -> AbstractContextManager:
+    """float16 autocast on CUDA when mixed precision is on; a no-op elsewhere."""
+    return torch.autocast(device_type=device.type, dtype=torch.float16, enabled=enabled and device.type == "cuda")
+
+
+def grad_scaler(device: torch.device, enabled: bool) -> torch.amp.GradScaler:
+    return torch.amp.GradScaler("cuda", enabled=enabled and device.type == "cuda")
+
+
+def write_json(path: Path, value: object) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(value, indent=2, sort_keys=True, default=str) + "\n", encoding="utf-8")
+
+
+def read_json(path: Path) -> object:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def rng_state() -> dict:
+    return {"python": random.getstate(), "numpy": np.random.get_state(), "torch": torch.get_rng_state()}
+
+
+def set_rng_state(state: dict) -> None:
+    random.setstate(state["python"])
+    np.random.set_state(state["numpy"])
+    torch.set_rng_state(state["torch"])
+
+
+def add_common_flags(parser: argparse.ArgumentParser) -> None:
+    """--dataset, --context_field, --device, --amp, --seed, --no_progress."""
+    parser.add_argument(
+        "--dataset", required=True, help="A dataset directory: Parquet shards or the HAtten JSON layout."
+    )
+    parser.add_argument(
+        "--context_field",
+        choices=("char_context", "sentence_context"),
+        default="char_context",
+        help="Which local context the queries use (the JSON layout only has char_context).",
+    )
+    parser.add_argument("--device", default="auto", help="auto (CUDA when present), cpu, cuda or cuda:N.")
+    parser.add_argument(
+        "--amp", action=argparse.BooleanOptionalAction, default=True, help="Mixed precision (float16) on CUDA."
+    )
+    parser.add_argument("--seed", type=int, default=0, help="Seed for Python, numpy and torch.")
+    parser.add_argument("--no_progress", action="store_true", help="No progress bars.")
