@@ -20,7 +20,6 @@ from pathlib import Path
 
 import apache_beam as beam
 from apache_beam.io.filesystems import FileSystems
-from apache_beam.io.parquetio import WriteToParquet
 from apache_beam.options.pipeline_options import PipelineOptions, SetupOptions
 
 from extractors.contexts import ContextConfig
@@ -41,6 +40,7 @@ from mapping.matcher import MatchConfig
 from pipelines.grobid import GrobidConfig, ParsePdfs
 from pipelines.matching import ResolveReferencesByJoin
 from pipelines.options import CorpusOptions
+from pipelines.outputs import check_patterns, read_stats, write_parquet
 from pipelines.transforms import (
     DEAD,
     TALLY,
@@ -187,26 +187,6 @@ def grobid_config(options: ArsytaOptions) -> GrobidConfig:
     )
 
 
-def check_patterns(inputs: dict[str, list[str]]) -> None:
-    """Fail before the pipeline starts, in one line, when a pattern matches no file."""
-    for flag, patterns in inputs.items():
-        for pattern in patterns:
-            matched = FileSystems.match([pattern])[0].metadata_list
-            if not matched:
-                raise SystemExit(f"error: --{flag} {pattern!r} matches no file")
-
-
-def _write(pcoll, prefix: str, schema, label: str, num_shards: int):
-    return pcoll | label >> WriteToParquet(
-        file_path_prefix=prefix,
-        schema=schema,
-        codec="zstd",
-        file_name_suffix=".parquet",
-        num_shards=num_shards,
-        shard_name_template="-SSSSS-of-NNNNN",
-    )
-
-
 def write_stats_and_card(_, output: str, tallies: dict, edges: list, years: dict, options: dict) -> str:
     """Runs once, at the end of the pipeline: stats.json and the dataset card."""
     stats = build_stats(tallies, graph_statistics(edges), years, options)
@@ -234,14 +214,14 @@ class WriteDataset(beam.PTransform):
         by_split = contexts | "PartitionSplits" >> beam.Partition(lambda c, n: SPLITS.index(c.split), len(SPLITS))
         for split, part in zip(SPLITS, by_split, strict=True):
             rows = part | f"{split.title()}Rows" >> beam.Map(context_row)
-            _write(
+            write_parquet(
                 rows,
                 FileSystems.join(out, "contexts", split),
                 CONTEXTS_SCHEMA,
                 f"Write{split.title()}",
                 self.num_shards,
             )
-        _write(
+        write_parquet(
             papers | "PaperRows" >> beam.Map(paper_row),
             FileSystems.join(out, "papers", "papers"),
             PAPERS_SCHEMA,
@@ -254,14 +234,14 @@ class WriteDataset(beam.PTransform):
             | "GroupPairs" >> beam.GroupByKey()
             | "CitationRows" >> beam.MapTuple(lambda pair, headings: citation_row(pair[0], pair[1], list(headings)))
         )
-        _write(
+        write_parquet(
             citations,
             FileSystems.join(out, "citations", "citations"),
             CITATIONS_SCHEMA,
             "WriteCitations",
             self.num_shards,
         )
-        _write(
+        write_parquet(
             inputs[DEAD] | "DeadRows" >> beam.Map(dead_letter_row),
             FileSystems.join(out, "dead_letter", "dead_letter"),
             DEAD_LETTER_SCHEMA,
@@ -381,11 +361,6 @@ def build_pipeline(
         DEAD: dead,
         TALLY: tallies,
     } | "WriteDataset" >> WriteDataset(output, num_shards, record)
-
-
-def read_stats(output: str) -> dict:
-    with FileSystems.open(FileSystems.join(output, "stats.json")) as handle:
-        return json.loads(handle.read().decode("utf-8"))
 
 
 def run(argv: Sequence[str] | None = None) -> dict:

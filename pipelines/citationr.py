@@ -21,8 +21,6 @@ from pathlib import Path
 
 import apache_beam as beam
 from apache_beam.io.filesystems import FileSystems
-from apache_beam.io.parquetio import WriteToParquet
-from apache_beam.metrics import Metrics
 from apache_beam.options.pipeline_options import PipelineOptions, SetupOptions
 from apache_beam.pvalue import TaggedOutput
 
@@ -61,27 +59,12 @@ from extractors.schemas import DEAD_LETTER_SCHEMA, dead_letter_row
 from mapping.matcher import InMemoryMatcher, MatchConfig
 from mapping.titles import normalize_title
 from pipelines.options import CorpusOptions
-from pipelines.transforms import DEAD, TALLY, MatchFiles, ParseDocuments, ReadPaperDatabase
+from pipelines.outputs import check_patterns, read_stats, write_parquet
+from pipelines.transforms import DEAD, TALLY, MatchFiles, ParseDocuments, ReadPaperDatabase, Tallies
 
 LOG = logging.getLogger("pipelines.citationr")
 NAMESPACE = "citationr"
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "reviews"
-
-
-class Tally:
-    """Counts inside one DoFn call, emitted as `(name, n)` tally elements and Beam counters."""
-
-    def __init__(self) -> None:
-        self.counts: dict[str, int] = {}
-
-    def __call__(self, name: str, n: int = 1) -> None:
-        self.counts[name] = self.counts.get(name, 0) + n
-
-    def emit(self) -> Iterator[TaggedOutput]:
-        for name, n in sorted(self.counts.items()):
-            Metrics.counter(NAMESPACE, name).inc(n)
-            yield TaggedOutput(TALLY, (name, n))
-        self.counts.clear()
 
 
 class CitationrOptions(PipelineOptions):
@@ -131,7 +114,7 @@ class ParseReviewFileFn(beam.DoFn):
         self.text_fields = text_fields
 
     def process(self, readable) -> Iterator:
-        tally = Tally()
+        tally = Tallies(NAMESPACE)
         path = readable.metadata.path
         tally("review_files_in")
         items = list(parse_review_file(readable.read(), path, self.text_fields))
@@ -244,7 +227,7 @@ class MineMentionsFn(beam.DoFn):
 
     def process(self, element) -> Iterator:
         submission_id, grouped = element
-        tally = Tally()
+        tally = Tallies(NAMESPACE)
         bibliographies = list(grouped["bibliographies"])
         bibliography = bibliographies[0] if bibliographies else Bibliography()
         for review in sorted(grouped["reviews"], key=lambda r: r.review_id):
@@ -298,7 +281,7 @@ class ResolveMentionsFn(beam.DoFn):
             self.resolver = OnlineResolver(self.resolver_config)
 
     def process(self, record: MentionRecord, matcher: InMemoryMatcher) -> Iterator:
-        tally = Tally()
+        tally = Tallies(NAMESPACE)
         m = record.mention
         recommended = m.kind == RECOMMENDED
         if m.title or m.arxiv_id or m.doi:
@@ -504,17 +487,6 @@ class SelectCandidates(beam.PTransform):
 # ---------------------------------------------------------------------------------------------- writing
 
 
-def _write(pcoll, prefix: str, schema, label: str, num_shards: int):
-    return pcoll | label >> WriteToParquet(
-        file_path_prefix=prefix,
-        schema=schema,
-        codec="zstd",
-        file_name_suffix=".parquet",
-        num_shards=num_shards,
-        shard_name_template="-SSSSS-of-NNNNN",
-    )
-
-
 def write_stats_and_card(_, output: str, tallies: dict, options: dict) -> str:
     stats = build_stats(tallies, options)
     for name, text in (("stats.json", json.dumps(stats, indent=2) + "\n"), ("README.md", dataset_card(stats))):
@@ -530,36 +502,38 @@ class WriteDataset(beam.PTransform):
 
     def expand(self, inputs):
         out, shards = self.output, self.num_shards
-        _write(
+        write_parquet(
             inputs["mentions"] | "MentionRows" >> beam.Map(mention_row),
             FileSystems.join(out, "mentions", "mentions"),
             MENTIONS_SCHEMA,
             "WriteMentions",
             shards,
         )
-        _write(
+        write_parquet(
             inputs["review_rows"], FileSystems.join(out, "reviews", "reviews"), REVIEWS_SCHEMA, "WriteReviews", shards
         )
         parts = inputs["queries"] | "PartitionSplits" >> beam.Partition(
             lambda q, n: SPLITS.index(q["split"]), len(SPLITS)
         )
         for split, part in zip(SPLITS, parts, strict=True):
-            _write(part, FileSystems.join(out, "queries", split), QUERIES_SCHEMA, f"Write{split.title()}", shards)
-        _write(
+            write_parquet(
+                part, FileSystems.join(out, "queries", split), QUERIES_SCHEMA, f"Write{split.title()}", shards
+            )
+        write_parquet(
             inputs["positives"],
             FileSystems.join(out, "positives", "positives"),
             POSITIVES_SCHEMA,
             "WritePositives",
             shards,
         )
-        _write(
+        write_parquet(
             inputs["candidates"],
             FileSystems.join(out, "candidates", "candidates"),
             CANDIDATES_SCHEMA,
             "WriteCandidates",
             shards,
         )
-        _write(
+        write_parquet(
             inputs[DEAD] | "DeadRows" >> beam.Map(dead_letter_row),
             FileSystems.join(out, "dead_letter", "dead_letter"),
             DEAD_LETTER_SCHEMA,
@@ -717,11 +691,6 @@ def _read_split(dataset: str, split: str) -> list[dict]:
 # ---------------------------------------------------------------------------------------------------- run
 
 
-def read_stats(output: str) -> dict:
-    with FileSystems.open(FileSystems.join(output, "stats.json")) as handle:
-        return json.loads(handle.read().decode("utf-8"))
-
-
 def example_inputs() -> dict[str, list[str]]:
     if not EXAMPLE.is_dir():
         raise SystemExit(f"error: no --reviews given and the example is not at {EXAMPLE}")
@@ -731,13 +700,6 @@ def example_inputs() -> dict[str, list[str]]:
         "s2orc": [str(EXAMPLE / "papers" / "*.json")],
         "metadata": [str(EXAMPLE / "metadata" / "*.jsonl")],
     }
-
-
-def check_patterns(inputs: dict[str, list[str]]) -> None:
-    for flag, patterns in inputs.items():
-        for pattern in patterns:
-            if not FileSystems.match([pattern])[0].metadata_list:
-                raise SystemExit(f"error: --{flag} {pattern!r} matches no file")
 
 
 def run(argv: Sequence[str] | None = None) -> dict:

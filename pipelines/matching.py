@@ -39,7 +39,7 @@ from mapping.matcher import (
     signatures_and_keys,
     usable_title,
 )
-from pipelines.transforms import TALLY, Tallies
+from pipelines.transforms import TALLY, Tallies, count_resolutions
 
 PAPERS = "papers"
 REFS = "refs"
@@ -275,12 +275,7 @@ class _AssembleFn(beam.DoFn):
         resolutions = dict(grouped["resolutions"])
         for document in grouped["documents"]:
             ordered = tuple(resolutions[f"{document.paper_id}\x1f{i}"] for i in range(len(document.bib_entries)))
-            for name, n in (
-                ("bib_entries", len(ordered)),
-                ("bib_entries_resolved", sum(r.paper_id is not None for r in ordered)),
-            ):
-                if n:
-                    tally(name, n)
+            count_resolutions(ordered, tally)
             yield ResolvedDocument(document=document, resolutions=ordered)
         yield from tally.emit()
 

@@ -28,7 +28,7 @@ from extractors.documents import (
     parse_metadata_line,
 )
 from extractors.metadata import merge_papers
-from extractors.records import DeadLetter, Paper, ParsedDocument, ResolvedDocument
+from extractors.records import DeadLetter, Paper, ParsedDocument, Resolution, ResolvedDocument
 from mapping.matcher import InMemoryMatcher, MatchConfig
 from mapping.taxonomy import taxonomy_fields, unmapped_categories
 
@@ -41,7 +41,8 @@ LOG = logging.getLogger(__name__)
 class Tallies:
     """Collects counts inside one DoFn call; `emit()` yields them as tagged outputs and Beam counters."""
 
-    def __init__(self) -> None:
+    def __init__(self, namespace: str = NAMESPACE) -> None:
+        self.namespace = namespace
         self.counts: Counter[str] = Counter()
 
     def __call__(self, name: str, n: int = 1) -> None:
@@ -49,7 +50,7 @@ class Tallies:
 
     def emit(self) -> Iterator[TaggedOutput]:
         for name, n in self.counts.items():
-            Metrics.counter(NAMESPACE, name).inc(n)
+            Metrics.counter(self.namespace, name).inc(n)
             yield TaggedOutput(TALLY, (name, n))
         self.counts.clear()
 
@@ -293,14 +294,20 @@ class ResolveReferencesFn(beam.DoFn):
     def process(self, document: ParsedDocument, matcher: InMemoryMatcher) -> Iterator:
         tally = Tallies()
         resolutions = tuple(matcher.resolve_many(document.bib_entries, tally))
-        for name, n in (
-            ("bib_entries", len(resolutions)),
-            ("bib_entries_resolved", sum(r.paper_id is not None for r in resolutions)),
-        ):
-            if n:
-                tally(name, n)
+        count_resolutions(resolutions, tally)
         yield ResolvedDocument(document=document, resolutions=resolutions)
         yield from tally.emit()
+
+
+def count_resolutions(resolutions: tuple[Resolution, ...], tally: Tallies) -> None:
+    """One document's `bib_entries` and `bib_entries_resolved` (no key for a zero, as one call per entry
+    would give)."""
+    for name, n in (
+        ("bib_entries", len(resolutions)),
+        ("bib_entries_resolved", sum(r.paper_id is not None for r in resolutions)),
+    ):
+        if n:
+            tally(name, n)
 
 
 def build_matcher(papers: Iterable[Paper], config: MatchConfig) -> InMemoryMatcher:
