@@ -184,10 +184,6 @@ class TitleIndex:
     def __len__(self) -> int:
         return len(self.paper_ids)
 
-    @property
-    def nbytes(self) -> int:
-        return self.signatures.nbytes + self._order.nbytes + self._sorted_keys.nbytes
-
     def candidate_pairs(self, keys: np.ndarray, count: CounterFn = no_count) -> tuple[np.ndarray, np.ndarray]:
         """(query index, paper index) of every pair sharing a band key, each pair once."""
         queries, papers = [], []

@@ -157,10 +157,6 @@ class Banding:
     bands: int
     rows: int
 
-    def candidate_probability(self, jaccard: float) -> float:
-        """Probability that two titles with this Jaccard similarity share at least one band key."""
-        return 1.0 - (1.0 - jaccard**self.rows) ** self.bands
-
 
 def band_keys(signatures: np.ndarray, banding: Banding) -> np.ndarray:
     """A `(n, bands)` uint64 array: band j's key of each signature, equal iff the band's values are equal
