@@ -1,7 +1,7 @@
 """Measure the CitationR mention rules against hand labels, and profile a pipeline run's output.
 
     python bench/eval_citationr.py                       # hand-label evaluation (../shared/data)
-    python bench/eval_citationr.py --split dev --show-errors   # figures of the dev half, with its errors
+    python bench/eval_citationr.py --split dev2 --show-errors  # figures of one part, with the errors of dev/dev2
     python bench/eval_citationr.py --dataset out/citationr-neurips   # shares and resolution of a run
 
 Hand labels (zhuojing-huang/review-citation-bias):
@@ -13,10 +13,11 @@ Hand labels (zhuojing-huang/review-citation-bias):
   with it (both through `mapping.titles.normalize_title`); an extracted title is correct when it finds a
   gold title of the same review.
 
-The rules were developed while looking only at the `dev` half of each labelled file (submissions whose
-SHA-1 of the forum id is even); the `held_out` half was not read while writing them. Both are reported.
-`--show-errors` prints the review-level false positives and negatives and the missed and wrong titles, of the
-dev half only, so that the held-out half stays a measurement.
+Parts, by the SHA-1 of the submission (forum) id: `dev` (even; the rules' first round was written reading only
+this half), `dev2` (1 mod 4; read in the second round, after its figures as a held-out quarter had been
+recorded), `test` (3 mod 4; never read). `held_out` = `dev2` + `test`, the first round's held-out half.
+`--show-errors` prints the review-level false positives and negatives and the missed and wrong titles of
+`dev` and `dev2` only, so that `test` stays a measurement.
 Only the review text fields of `extractors.reviews.REVIEW_TEXT_FIELDS` are read: the files' own `response`
 (an LLM's answer) and `paper_info` columns never reach the extractor.
 """
@@ -50,9 +51,18 @@ TITLE_LABELS = (
 FOUND_AT = 0.9
 
 
-def half(forum: str) -> str:
-    """The development half (even SHA-1 of the submission id) or the held-out half."""
-    return "dev" if int(hashlib.sha1(forum.encode()).hexdigest(), 16) % 2 == 0 else "held_out"
+def part(forum: str) -> str:
+    """`dev` (even SHA-1 of the submission id), `dev2` (1 mod 4) or `test` (3 mod 4)."""
+    return ("dev", "dev2", "dev", "test")[int(hashlib.sha1(forum.encode()).hexdigest(), 16) % 4]
+
+
+READABLE = ("dev", "dev2")
+
+
+def parts(forum: str) -> tuple[str, ...]:
+    """Every reported group a submission belongs to."""
+    own = part(forum)
+    return (own, "held_out", "all") if own != "dev" else (own, "all")
 
 
 def default_shared() -> Path:
@@ -79,11 +89,11 @@ def recommends(review: Review) -> bool:
     return any(m.kind == RECOMMENDED for m in extract_review_mentions(review.text, review.sections))
 
 
-SPLITS = ("dev", "held_out", "all")
+SPLITS = ("dev", "dev2", "test", "held_out", "all")
 
 
 def _keep(result: dict[str, dict], split: str) -> dict[str, dict]:
-    """Only the rows of one split (`dev`, `held_out`, `all`); every row for `all`."""
+    """Only the rows of one split (`dev`, `dev2`, `test`, `held_out`, `all`); every row for `all`."""
     if split == "all":
         return result
     return {key: value for key, value in result.items() if key == split or key.endswith(f":{split}")}
@@ -129,13 +139,13 @@ def review_level(shared: Path, show_errors: bool = False) -> dict[str, dict]:
     counts: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0])
     for review_id, (gold, forum) in labels.items():
         predicted = review_id in reviews and recommends(reviews[review_id])
-        if show_errors and half(forum) == "dev" and predicted != bool(gold):
+        if show_errors and part(forum) in READABLE and predicted != bool(gold):
             if review_id in reviews:
                 _show_review_error(reviews[review_id], gold)
             else:
                 print(f"=== review {review_id}: unreadable")
-        for part in (half(forum), "all"):
-            tp_fp_fn = counts[part]
+        for group in parts(forum):
+            tp_fp_fn = counts[group]
             if predicted and gold:
                 tp_fp_fn[0] += 1
             elif predicted:
@@ -143,8 +153,8 @@ def review_level(shared: Path, show_errors: bool = False) -> dict[str, dict]:
             elif gold:
                 tp_fp_fn[2] += 1
     return {
-        part: {**PR(*v).as_dict(), "reviews": sum(1 for _, f in labels.values() if part in ("all", half(f)))}
-        for part, v in sorted(counts.items())
+        group: {**PR(*v).as_dict(), "reviews": sum(1 for _, f in labels.values() if group in parts(f))}
+        for group, v in sorted(counts.items())
     }
 
 
@@ -158,7 +168,7 @@ def match_titles(extracted: Iterable[str], gold: Iterable[str]) -> tuple[int, in
 
 
 def title_level(shared: Path, show_errors: bool = False) -> dict[str, dict]:
-    totals: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0, 0, 0, 0])
+    totals: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0, 0, 0, 0, 0])
     for relative in TITLE_LABELS:
         path = shared / relative
         gold: dict[str, list[str]] = defaultdict(list)
@@ -169,9 +179,11 @@ def title_level(shared: Path, show_errors: bool = False) -> dict[str, dict]:
         reviews = read_reviews(path)
         for review_id, titles in gold.items():
             extracted = recommended_titles(reviews[review_id]) if review_id in reviews else []
+            recommending = review_id in reviews and recommends(reviews[review_id])
             found, total, correct, n_extracted = match_titles(extracted, titles)
-            part = half(forum_of[review_id])
-            for key in (part, "all", f"{relative.stem.split('_')[0]}:{part}"):
+            own = part(forum_of[review_id])
+            source = relative.stem.split("_")[0]
+            for key in (*parts(forum_of[review_id]), f"{source}:{own}"):
                 t = totals[key]
                 t[0] += found
                 t[1] += total
@@ -179,7 +191,8 @@ def title_level(shared: Path, show_errors: bool = False) -> dict[str, dict]:
                 t[3] += n_extracted
                 t[4] += 1
                 t[5] += 1 if extracted else 0
-            if show_errors and part == "dev" and (found < total or correct < n_extracted):
+                t[6] += 1 if recommending else 0
+            if show_errors and own in READABLE and (found < total or correct < n_extracted):
                 _show_title_errors(review_id, extracted, titles)
     return {
         key: {
@@ -189,6 +202,7 @@ def title_level(shared: Path, show_errors: bool = False) -> dict[str, dict]:
             "precision": round(t[2] / t[3], 3) if t[3] else None,
             "recall": round(t[0] / t[1], 3) if t[1] else None,
             "reviews_with_a_recommended_title": round(t[5] / t[4], 3),
+            "review_level_recall": round(t[6] / t[4], 3),
         }
         for key, t in sorted(totals.items())
     }
@@ -247,16 +261,16 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--dataset", type=Path, help="profile a citationr output directory instead")
     parser.add_argument(
         "--split",
-        choices=("dev", "heldout", "held_out", "all"),
+        choices=("dev", "dev2", "test", "heldout", "held_out", "all"),
         default="all",
-        help="which half to report: dev, heldout, or all (default: every row)",
+        help="which part to report: dev, dev2, test, heldout (= dev2 + test) or all (default: every group)",
     )
     parser.add_argument(
         "--show-errors",
         "--show_errors",
         dest="show_errors",
         action="store_true",
-        help="print the errors of the dev half (never of the held-out half)",
+        help="print the errors of dev and dev2 (never of test)",
     )
     args = parser.parse_args(argv)
     if args.dataset:

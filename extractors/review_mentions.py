@@ -248,8 +248,9 @@ _QUOTED = re.compile(
 )
 _MARKER_START = re.compile(
     r"^\s*(?:(?:--?|[*\u2022\u25cf\u2023+\u2013\u2014])\s*)?"
-    r"(\[\s*(?:(?!(?i:line|l|p|pp|page|sec|eq|fig|table)\s*\d)[A-Za-z]{0,3}\s?\d{1,3}[a-z]?[*\u2020']{0,2}|[A-Z]{1,2}"
-    r"|[A-Z][^\[\]\n]{1,30}?(?:19|20)\d{2}[a-z]?)\s*\]|\(\s*[A-Za-z]?\d{1,3}\s*\)|\d{1,3}[.)](?=\s)|[A-Z]\d{0,2}[.)](?=\s))"
+    r"(\[\s*(?:(?!(?i:line|l|p|pp|page|sec|eq|fig|table)\s*\d)[A-Za-z]{0,3}\s?\d{1,3}[a-z]?[*\u2020']{0,2}|[A-Z]{1,2}|[a-z]"
+    r"|[A-Z][^\[\]\n]{1,30}?(?:19|20)\d{2}[a-z]?)\s*\]|\(\s*[A-Za-z]?\d{1,3}\s*\)"
+    r"|\([A-Z][^()\n]{1,30}?\bet\s*\.?\s*al\.?,?\s*(?:19|20)\d{2}[a-z]?\)|\d{1,3}[.)](?=\s)|[A-Z]\d{0,2}[.)](?=\s))"
     r"(?:\s*[-:\u2013]\s+|\s*)"
 )
 _BULLET_START = re.compile(r"^\s*(?:--?|[*\u2022\u25cf\u2023+\u2013\u2014])\s+")
@@ -325,7 +326,7 @@ def looks_like_authors(segment: str) -> bool:
 
 _VENUE_TAIL = re.compile(
     r"(?:,\s*|\s+[(\[])(?:in\s*:?\s+)?(?:(?:the\s+)?(?:proc(?:eedings|\.)?|advances\s+in|international|conference|journal|"
-    r"transactions|workshop|arxiv|corr)\b[^,]*|(?-i:[A-Z][A-Za-z]*[A-Z][A-Za-z]*)(?:\s+\w+){0,3}['\s,]*(?:19|20)?\d{2}[a-z]?)"
+    r"transactions|workshop|arxiv|corr)\b[^,]*|(?-i:[A-Z][A-Za-z]*[A-Z][A-Za-z]*)(?:\s+\w+){0,3}['\s,\-]*(?:19|20)?\d{2}[a-z]?)"
     r"(?:[,\s]+(?:19|20)\d{2}[a-z]?)?[)\]]?\s*$",
     re.I,
 )
@@ -361,6 +362,34 @@ def clean_title(title: str) -> str:
     return title.strip(" \t.,;:\u201c\u201d\"'`")
 
 
+_UPPER = "A-Z\u00c0-\u00de"
+_SURNAME = rf"[{_UPPER}][\w'\u00c0-\u017f\-]+(?:\s(?:van|von|de|der|den|da|di|del|la|le)\s[{_UPPER}][\w'\-]+)?"
+# Author lists whose last initial's full stop also ends the list, so '. ' after an initial cannot split them:
+# "Maas, A. L., Hannun, A. Y., & Ng, A. Y. Title" (APA) and "Zhou R, Jiang C, Xu Q. Title" (GB/T 7714).
+_INITIALS = rf"(?:[{_UPPER}]\.\s?(?:-[{_UPPER}]\.\s?)?){{1,3}}"
+_LEADING_AUTHORS = re.compile(
+    rf"^(?:(?:{_SURNAME},\s{_INITIALS},?\s*(?:(?:&|and)\s+)?)*{_SURNAME},\s(?:{_INITIALS})?[{_UPPER}]\.\s+"
+    rf"|(?:{_SURNAME}\s[{_UPPER}]{{1,3}},\s*)*{_SURNAME}\s[{_UPPER}]{{1,3}}(?:,\s*et\s+al)?\.\s+)"
+    rf"(?![^.,]{{1,40}},\s[{_UPPER}]\.|(?:and|&)\s|\(?(?:19|20)\d{{2}})(?=[{_UPPER}\u201c\"])"
+)
+# GB/T 7714 document-type tags: "Title[J]. Journal", "Title[C]//Proceedings of ...".
+_DOCUMENT_TYPE = re.compile(r"\s*\[(?:J|C|M|D|R|S|P|N|A|Z|EB/OL|J/OL|C/OL)\](?:\s*//)?\s*")
+_BIBTEX_ENTRY = re.compile(r"@[A-Za-z]+\s*\{\s*[^,\s{}]*\s*,")
+_BIBTEX_FIELD = re.compile(
+    r"\b(title|author|year|journal|booktitle|eprint|doi)\s*=\s*(?:\{((?:[^{}]|\{[^{}]*\})*)\}|\"([^\"]*)\"|(\d{4}))",
+    re.I,
+)
+
+
+def bibtex_fields(entry: str) -> dict[str, str]:
+    """The fields of a BibTeX entry written into a review (`@article{key, title={...}, ...}`), braces removed."""
+    fields: dict[str, str] = {}
+    for match in _BIBTEX_FIELD.finditer(entry):
+        value = next(g for g in match.groups()[1:] if g is not None)
+        fields.setdefault(match.group(1).lower(), re.sub(r"\s+", " ", re.sub(r"[{}]", "", value)).strip())
+    return fields
+
+
 def title_from_reference(entry: str, config: MentionConfig = MentionConfig()) -> str | None:
     """The title of one bibliography-style entry (marker already removed), or None.
 
@@ -368,6 +397,10 @@ def title_from_reference(entry: str, config: MentionConfig = MentionConfig()) ->
     author list, a year nor a venue is the title.
     """
     entry = _LEADING_LABEL.sub("", entry.lstrip(" .,;:-"))
+    if _BIBTEX_ENTRY.search(entry):
+        title = clean_title(bibtex_fields(entry).get("title", ""))
+        return title if _title_like(title, config) else None
+    entry = _DOCUMENT_TYPE.sub(". ", entry)
     for match in _QUOTED.finditer(entry):
         quoted = clean_title(next(g for g in match.groups() if g))
         if _title_like(quoted, config) and not _QUOTED_VENUE.match(quoted):
@@ -376,7 +409,11 @@ def title_from_reference(entry: str, config: MentionConfig = MentionConfig()) ->
     text = re.sub(r"(?<=[A-Z]\.),\s*(?:19|20)\d{2}[a-z]?\s*\.", ". ", text)
     text = _URL.sub(" ", text)
     text = re.sub(r"\bet\s*al\.?\s*[:,]\s*", "et al. ", text)
-    segments = _split_segments(text)
+    leading = _LEADING_AUTHORS.match(text)
+    if leading:
+        segments = [leading.group(0).strip(" .,"), *_split_segments(text[leading.end() :])]
+    else:
+        segments = _split_segments(text)
     for index, segment in enumerate(segments):
         if index == 0 and len(segments) > 1 and looks_like_authors(segment):
             continue
@@ -424,8 +461,12 @@ def looks_like_reference_entry(line: str, after_heading: bool = False) -> bool:
     if quote:
         lead = line[: quote.start()].strip(" ,.:;")
         has_quote = not lead or looks_like_authors(lead) or len(lead.split()) <= 3
+    if _BIBTEX_ENTRY.match(line):
+        return True
     if after_heading:
         return has_year or has_quote or has_id or has_venue or authors_first
+    if authors_first and _ET_AL.search(segments[0]) and _title_shaped(segments[1]) and len(segments) <= 3:
+        return True
     sentence_like = (
         len(
             re.findall(
@@ -480,7 +521,7 @@ _AUTHOR_YEAR = re.compile(
     r"'?(?P<year>(?:19|20)?\d{2})[a-z]?\s*[)\]]?"
 )
 _MARKER_IN_TEXT = re.compile(
-    r"\[\s*([A-Za-z]{0,3}\d{1,3}[*\u2020']{0,2}(?:\s*[,;\-\u2013]\s*[A-Za-z]{0,3}\d{1,3}[*']{0,2})*)\s*\]"
+    r"\[\s*((?:[A-Za-z]{0,3}\d{1,3}[*\u2020']{0,2}|[a-z])(?:\s*[,;\-\u2013]\s*(?:[A-Za-z]{0,3}\d{1,3}[*']{0,2}|[a-z]))*)\s*\]"
 )
 
 # Request cues: the reviewer asks for the paper to be cited, discussed or compared with.
@@ -499,7 +540,7 @@ _STRONG_REQUEST = re.compile(
 _WEAK_REQUEST = re.compile(
     r"\b(?:should|could|would|might|may\s+want|need(?:s|ed)?\s+to|must|please|worth|recommend\w*|suggest\w*|"
     r"encourage\w*|consider\w*|compar\w*|discuss\w*|cite|citing|citation|mention\w*|relat\w*|relevant|baselines?|"
-    r"e\.g\.|such\s+as|for\s+(?:example|instance)|like|see(?!\s+(?:the\s+)?(?:tables?|fig\w*|sections?|sec|eqs?|equations?|appendix|lines?|pages?|above|below))|other|alternative|instead|previous(?:ly)?|prior|existing|recent\w*|"
+    r"e\.g(?=\.)|such\s+as|for\s+(?:example|instance)|like|see(?!\s+(?:the\s+)?(?:tables?|fig\w*|sections?|sec|eqs?|equations?|appendix|lines?|pages?|above|below))|other|alternative|instead|previous(?:ly)?|prior|existing|recent\w*|"
     r"following|below|above|these|works?|papers?)\b",
     re.I,
 )
@@ -513,7 +554,7 @@ _USED_BY_SUBMISSION = re.compile(
     r"(?:the\s+)?(?:paper|submission|manuscript|work)\s+(?:uses|used|follows|adopts|builds|extends|cites|cited|relies|"
     r"applies|leverages|compares)|"
     r"already\s+(?:cited|discussed|compared|mentioned|included)|(?:is|are)\s+(?:cited|discussed)\s+in\s+the\s+paper|"
-    r"based\s+on|inspired\s+by|following\s+\[)",
+    r"(?:is|are|was|were|being)\s+(?:\w+\s+)?(?:based\s+on|inspired\s+by)|following\s+\[)",
     re.I,
 )
 _SUMMARY_SECTIONS = frozenset({"summary", "summary_of_the_paper", "paper_summary", "summary of the paper"})
@@ -539,12 +580,45 @@ def _lines(text: str, sections: Sequence[tuple[int, str]]) -> list[Line]:
     return lines
 
 
+# A full stop after these is not a sentence end: "e.g. Title", "Vandegar et. al "Title"", "A. L. Maas".
+_ABBREVIATION = re.compile(
+    r"(?:\b(?:e\.g|i\.e|al|et|cf|vs|viz|etc|resp|approx|incl|fig|figs|eq|eqs|sec|secs|no|nos|ref|refs|proc|conf|"
+    r"vol|pp|eds?|dr|mr|ms|prof|jr|int|trans|assoc|univ)|(?<![\w.])[A-Za-z])$",
+    re.I,
+)
+
+
+def _is_sentence_end(text: str, index: int) -> bool:
+    """Does the '.', '?' or '!' at text[index] end a sentence (not an abbreviation or an initial)?"""
+    return text[index] != "." or not _ABBREVIATION.search(text[max(0, index - 12) : index])
+
+
+def split_sentences(text: str) -> list[str]:
+    """Sentences of one paragraph, split after '.', '?', '!' followed by a space and a capital, quote or
+    bracket, except after abbreviations and initials."""
+    pieces, begin = [], 0
+    for match in _SENTENCE_SPLIT.finditer(text):
+        if _is_sentence_end(text, match.start() - 1):
+            pieces.append(text[begin : match.start()])
+            begin = match.end()
+    pieces.append(text[begin:])
+    return [p for p in pieces if p.strip()]
+
+
 def _sentence_around(text: str, start: int, end: int, limit: int) -> str:
     """The sentence holding text[start:end], cut to `limit` characters each side, on one paragraph."""
-    left = max(text.rfind("\n", 0, start), text.rfind(". ", 0, start), text.rfind("? ", 0, start))
+    left = text.rfind("\n", 0, start)
+    base = max(left + 1, start - limit)
+    for match in re.finditer(r"[.?!]\s", text[base:start]):
+        if _is_sentence_end(text, base + match.start()):
+            left = base + match.start()
     left = max(left + 1, start - limit, 0)
-    right_candidates = [i for i in (text.find(". ", end), text.find("\n", end), text.find("? ", end)) if i >= 0]
-    right = min([*right_candidates, len(text)])
+    newline = text.find("\n", end)
+    right = len(text) if newline < 0 else newline
+    for match in re.finditer(r"[.?!](?:\s|$)", text[end : min(right, end + limit)]):
+        if _is_sentence_end(text, end + match.start()):
+            right = end + match.start()
+            break
     right = min(right + 1, end + limit, len(text))
     return text[left:right].strip()
 
@@ -557,7 +631,7 @@ def _previous_sentence(text: str, start: int, limit: int) -> str:
         lines.pop()
     if not lines:
         return ""
-    sentences = _SENTENCE_SPLIT.split(lines[-1])
+    sentences = split_sentences(lines[-1])
     return sentences[-1][-limit:] if sentences else ""
 
 
@@ -934,6 +1008,8 @@ def _expand_markers(group: str) -> set[str]:
         bounds = re.split(r"\s*[\-\u2013]\s*", part)
         if len(bounds) == 2 and bounds[0].isdigit() and bounds[1].isdigit() and int(bounds[1]) - int(bounds[0]) < 50:
             found.update(str(i) for i in range(int(bounds[0]), int(bounds[1]) + 1))
+        elif len(bounds) == 2 and re.fullmatch(r"[a-z]", bounds[0]) and re.fullmatch(r"[a-z]", bounds[1]):
+            found.update(chr(i) for i in range(ord(bounds[0]), ord(bounds[1]) + 1))
         else:
             found.add(part.strip())
     return found
@@ -990,7 +1066,7 @@ def classify_mention(
         return replace(mention, kind=DISCUSSED, reason="in_summary")
     if strong:
         return replace(mention, kind=RECOMMENDED, reason="request_cue")
-    if _WEAK_REQUEST.search(own):
+    if _WEAK_REQUEST.search(own) and mention.source != "author_year":
         return replace(mention, kind=RECOMMENDED, reason="weak_request_cue")
     if mention.source in ("quoted_title", "prose_title") and len(own) < len(mention.text) + 80 and _ASKS.search(intro):
         return replace(mention, kind=RECOMMENDED, reason="request_cue_before")
