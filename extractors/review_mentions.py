@@ -248,7 +248,7 @@ _QUOTED = re.compile(
 )
 _MARKER_START = re.compile(
     r"^\s*(?:(?:--?|[*\u2022\u25cf\u2023+\u2013\u2014])\s*)?"
-    r"(\[\s*(?:(?!(?i:line|l|p|pp|page|sec|eq|fig|table)\s*\d)[A-Za-z]{0,3}\s?\d{1,3}[a-z]?[*\u2020']{0,2}|[A-Z]{1,2}|[a-z]"
+    r"(\[\s*(?:[*\u2020+]{1,3}|(?!(?i:line|l|p|pp|page|sec|eq|fig|table)\s*\d)[A-Za-z]{0,3}\s?\d{1,3}[a-z]?[*\u2020']{0,2}|[A-Z]{1,2}|[a-z]"
     r"|[A-Z][^\[\]\n]{1,30}?(?:19|20)\d{2}[a-z]?)\s*\]|\(\s*[A-Za-z]?\d{1,3}\s*\)"
     r"|\([A-Z][^()\n]{1,30}?\bet\s*\.?\s*al\.?,?\s*(?:19|20)\d{2}[a-z]?\)|\d{1,3}[.)](?=\s)|[A-Z]\d{0,2}[.)](?=\s))"
     r"(?:\s*[-:\u2013]\s+|\s*)"
@@ -355,7 +355,9 @@ def clean_title(title: str) -> str:
     title = re.sub(r"\s+et\s*al\.?$", "", title)
     title = re.sub(r"\s*[(\[](?:[^()\[\]]*\d{4}[^()\[\]]*|[^()\[\]]*et al[^()\[\]]*)[)\]]\s*$", "", title)
     title = re.sub(
-        rf"(?:,\s*|\s+by\s+){_NAME}(?:\s+{_NAME})?(?:\s+et\s*al\.?|\s+(?:and|&)\s+{_NAME})?\.?(?:,?\s*\(?(?:19|20)\d{{2}}\)?)?$",
+        rf"\s+by\s+{_NAME}(?:\s+{_NAME})?(?:\s+et\s*al\.?|\s+(?:and|&)\s+{_NAME})?\.?(?:,?\s*\(?(?:19|20)\d{{2}}\)?)?$"
+        rf"|,\s*{_NAME}(?:\s+{_NAME})?(?:\s+et\s*al\.?(?:,?\s*\(?(?:19|20)\d{{2}}\)?)?"
+        rf"|\s+(?:and|&)\s+{_NAME}\.?,?\s*\(?(?:19|20)\d{{2}}\)?|\.?(?:,?\s*\(?(?:19|20)\d{{2}}\)?)?)$",
         "",
         title,
     )
@@ -402,13 +404,14 @@ def title_from_reference(entry: str, config: MentionConfig = MentionConfig()) ->
         return title if _title_like(title, config) else None
     entry = _DOCUMENT_TYPE.sub(". ", entry)
     for match in _QUOTED.finditer(entry):
-        quoted = clean_title(next(g for g in match.groups() if g))
+        quoted = _cut_venue(clean_title(next(g for g in match.groups() if g)))
         if _title_like(quoted, config) and not _QUOTED_VENUE.match(quoted):
             return quoted
     text = re.sub(r"\(\s*(?:19|20)\d{2}[a-z]?(?:\s*,\s*[A-Z][a-z]+\.?(?:\s+\d{1,2})?)?\s*\)", ". ", entry)
-    text = re.sub(r"(?<=[A-Z]\.),\s*(?:19|20)\d{2}[a-z]?\s*\.", ". ", text)
+    text = re.sub(r"(?<=[A-Z]\.),\s*(?:19|20)\d{2}[a-z]?(?:,\s*[A-Z][a-z]+)?\s*\.", ". ", text)
     text = _URL.sub(" ", text)
     text = re.sub(r"\bet\s*al\.?\s*[:,]\s*", "et al. ", text)
+    text = re.sub(r",\s*(?:\.\.\.|\u2026)\s*,?\s*(?=&|and\b)", ", ", text)  # "Uszkoreit, J., ... & Kipf, T."
     leading = _LEADING_AUTHORS.match(text)
     if leading:
         segments = [leading.group(0).strip(" .,"), *_split_segments(text[leading.end() :])]
@@ -422,7 +425,7 @@ def title_from_reference(entry: str, config: MentionConfig = MentionConfig()) ->
             segment = without_venue
         elif _is_venue(segment) or re.fullmatch(r"[\d\s,;:\-()]+", segment):
             continue
-        if index > 0 and looks_like_authors(segment) and _ET_AL.search(segment):
+        if index > 0 and looks_like_authors(segment) and (_ET_AL.search(segment) or re.match(r"(?:&|and)\s", segment)):
             continue
         title = clean_title(segment)
         if _title_like(title, config):
@@ -710,7 +713,14 @@ def reference_entries(lines: Sequence[Line], config: MentionConfig = MentionConf
             index += 1
         body = _join(parts)
         marker = marker_match.group(1).strip() if marker_match else None
-        if marker and marker.startswith("["):
+        if (
+            marker
+            and marker.startswith("[")
+            and re.match(r"\s*[a-z]", body)
+            and not (_QUOTED.search(body) or _ET_AL.search(body))
+        ):
+            is_entry = False  # "[5] also links local miscalibration to ...": a sentence about [5], not the entry
+        elif marker and marker.startswith("["):
             is_entry = len(body) <= config.max_reference_chars and (
                 looks_like_reference_entry(body, after_heading=True)
                 or (
@@ -782,7 +792,7 @@ def find_mentions(
     for match in _QUOTED.finditer(text):
         if not free(match.start(), match.end()):
             continue
-        title = clean_title(next(g for g in match.groups() if g))
+        title = _cut_venue(clean_title(next(g for g in match.groups() if g)))
         if not _quoted_is_title(text, match.start(), match.end(), title, config):
             continue
         prose.append(
@@ -880,6 +890,14 @@ _TITLE_BY_AUTHOR = re.compile(
     r"(?:\s+et\s*\.?\s*al\.?|\s+(?:and|&)\s+[A-Z]\w+)",
     re.M,
 )
+# "(e.g. Multi-Vector Attention Models for Deep Re-ranking)", "such as Deep Residual Learning for Image Recognition":
+# four or more Title Case words right after an example cue.
+_EXAMPLE_TITLE = re.compile(
+    r"(?:\be\.g\.|\bfor\s+(?:example|instance)|\bsuch\s+as)\s*,?\s+"
+    r"((?:[A-Z][\w\-]*|(?:of|for|and|the|in|on|with|via|to|a|an|from|by))"
+    r"(?:\s+(?:[A-Z][\w\-]*:?|(?:of|for|and|the|in|on|with|via|to|a|an|from|by))){3,20})(?=\s*[,.;)]|\s*$)",
+    re.M,
+)
 _TITLE_VENUE_YEAR = re.compile(
     r"(?:\(|\bsuch\s+as|\be\.g\.,?|\bsee|\blike|\bwork)\s*([A-Z][^()\n,]{8,200}?),\s*"
     r"(?:in\s+)?(?-i:[A-Z][A-Za-z]*[A-Z][A-Za-z]*)\s*'?(?:19|20)\d{2}\b"
@@ -891,7 +909,7 @@ def _prose_titles(text: str, config: MentionConfig) -> list[tuple[int, int, str]
     (Online learning with ...)", "Chen and Wu (2019): Testing for ...", "<title> by Pan et al.",
     "(<title>, NeurIPS 2022)"."""
     found = []
-    for pattern in (_ACRONYM_EXPANSION, _AUTHOR_PAREN_TITLE, _TITLE_BY_AUTHOR, _TITLE_VENUE_YEAR):
+    for pattern in (_ACRONYM_EXPANSION, _AUTHOR_PAREN_TITLE, _TITLE_BY_AUTHOR, _TITLE_VENUE_YEAR, _EXAMPLE_TITLE):
         for match in pattern.finditer(text):
             group = next((i for i in range(1, (match.lastindex or 0) + 1) if match.group(i)), None)
             if group is None:
@@ -943,8 +961,37 @@ def _plausible_author_year(match: re.Match) -> bool:
     return "et" in match.group("authors") or len(match.group("year")) == 4
 
 
+# Words of review-form headings and of requests: a quote made only of these ("Clarity, Quality, Novelty And
+# Reproducibility", "Missing related work") names a part of the review, not a paper.
+_FORM_WORDS = frozenset(
+    "summary summaries strength strengths weakness weaknesses question questions limitation limitations clarity quality "
+    "novelty reproducibility originality significance soundness presentation contribution contributions review "
+    "reviews paper rating confidence ethics comments suggestions missing related relevant prior previous additional "
+    "work works reference references literature citation citations comparison comparisons experiments baselines "
+    "section appendix discussion".split()
+)
+
+
+def _names_review_part(title: str) -> bool:
+    words = [w for w in normalize_title(title).split() if w not in _STOP]
+    return bool(words) and all(w in _FORM_WORDS for w in words)
+
+
+def _cut_venue(title: str) -> str:
+    """ "Title. SIAM J. Imaging Sci. 10(2): 449-483 (2017)" -> "Title": a quoted reference keeps only its title."""
+    segments = _split_segments(title)
+    if len(segments) > 1 and all(
+        _is_venue(seg) or re.search(r"\d+\s*\(\d+\)|\d+\s*[-\u2013]\s*\d+|\b(?:J|Sci|Lett|Rev)\b", seg)
+        for seg in segments[1:]
+    ):
+        return segments[0]
+    return title
+
+
 def _quoted_is_title(text: str, start: int, end: int, title: str, config: MentionConfig) -> bool:
     """A quoted span is a paper title when it is title-shaped or sits among citation cues."""
+    if _names_review_part(title):
+        return False
     words = title.split()
     if not (config.min_title_words <= len(words) <= config.max_title_words) or title.endswith(("...", "\u2026")):
         return False
@@ -965,7 +1012,10 @@ def _quoted_is_title(text: str, start: int, end: int, title: str, config: Mentio
     # A bibliographic quote: an author list or "et al." just before, or a year, venue or "by Author" just after.
     bibliographic = bool(
         _ET_AL.search(text[max(0, start - 40) : start])
-        or re.search(r"\b[A-Z][a-z]+,\s+[A-Z][\w.\s-]*,?\s*$", text[max(0, start - 60) : start])
+        or re.search(
+            r"\b[A-Z][a-z]+,\s+(?:(?:[A-Z]\.\s*){1,3}(?:,|\band|&)?|[A-Z][a-z]+[.,])\s*$",
+            text[max(0, start - 60) : start],
+        )
         or re.match(
             r"[\s.,]*(?:\(?(?:19|20)\d{2}|by\s+[A-Z]|\(?[A-Z][a-z]+\s+et\s*al|[Ii]n:?\s+[A-Z]|[A-Z]{3,}\b|arXiv|"
             r"Proc|International|Advances|Conference|Journal|Transactions)",
