@@ -964,8 +964,8 @@ def _plausible_author_year(match: re.Match) -> bool:
 # Words of review-form headings and of requests: a quote made only of these ("Clarity, Quality, Novelty And
 # Reproducibility", "Missing related work") names a part of the review, not a paper.
 _FORM_WORDS = frozenset(
-    "summary summaries strength strengths weakness weaknesses question questions limitation limitations clarity quality "
-    "novelty reproducibility originality significance soundness presentation contribution contributions review "
+    "summary summaries strength strengths weakness weaknesses question questions limitation limitations "
+    "clarity quality novelty reproducibility originality significance soundness presentation contribution contributions review "
     "reviews paper rating confidence ethics comments suggestions missing related relevant prior previous additional "
     "work works reference references literature citation citations comparison comparisons experiments baselines "
     "section appendix discussion".split()
