@@ -965,7 +965,8 @@ def _plausible_author_year(match: re.Match) -> bool:
 # Reproducibility", "Missing related work") names a part of the review, not a paper.
 _FORM_WORDS = frozenset(
     "summary summaries strength strengths weakness weaknesses question questions limitation limitations "
-    "clarity quality novelty reproducibility originality significance soundness presentation contribution contributions review "
+    "clarity quality novelty reproducibility originality significance soundness presentation contribution "
+    "contributions review "
     "reviews paper rating confidence ethics comments suggestions missing related relevant prior previous additional "
     "work works reference references literature citation citations comparison comparisons experiments baselines "
     "section appendix discussion".split()
