@@ -249,6 +249,9 @@ def dataset_profile(dataset: Path) -> dict:
         "mentions_by_kind": dict(sorted(kinds.items())),
         "recommended_mentions": len(recommended),
         "recommended_mentions_with_title_or_id": sum(1 for m in recommended if m["title"] or m["arxiv_id"] or m["doi"]),
+        "recommended_mentions_with_identifier": sum(
+            1 for m in recommended if m["arxiv_id"] or m["doi"] or m["openreview_id"] or m["acl_id"]
+        ),
         "recommended_mentions_resolved": sum(1 for m in recommended if m["paper_id"]),
         "recommended_papers_distinct_per_submission": len(distinct),
         "recommended_papers_resolved": len(distinct_resolved),

@@ -140,7 +140,7 @@ def clean_review_text(text: str) -> str:
     for _ in range(2):
         text = _LATEX_TEXT.sub(r"\1", text)
     text = _LATEX_CITE.sub(r"[\1]", text)
-    return text.replace("\u00a0", " ")
+    return re.sub(r"[\u200b-\u200d\u2060\ufeff]", "", text.replace("\u00a0", " "))
 
 
 # ------------------------------------------------------------------------------------------- identifiers
@@ -405,7 +405,7 @@ def title_from_reference(entry: str, config: MentionConfig = MentionConfig()) ->
     entry = _DOCUMENT_TYPE.sub(". ", entry)
     for match in _QUOTED.finditer(entry):
         quoted = _cut_venue(clean_title(next(g for g in match.groups() if g)))
-        if _title_like(quoted, config) and not _QUOTED_VENUE.match(quoted):
+        if _title_like(quoted, config) and not (_QUOTED_VENUE.match(quoted) or _VENUE_NAME.search(quoted)):
             return quoted
     text = re.sub(r"\(\s*(?:19|20)\d{2}[a-z]?(?:\s*,\s*[A-Z][a-z]+\.?(?:\s+\d{1,2})?)?\s*\)", ". ", entry)
     text = re.sub(r"(?<=[A-Z]\.),\s*(?:19|20)\d{2}[a-z]?(?:,\s*[A-Z][a-z]+)?\s*\.", ". ", text)
@@ -433,6 +433,12 @@ def title_from_reference(entry: str, config: MentionConfig = MentionConfig()) ->
     return None
 
 
+# A venue's name anywhere in a span: "Learning and Intelligent Optimization: 5th International Conference".
+_VENUE_NAME = re.compile(
+    r"\b(?:international\s+conference|conference\s+on|proceedings\s+of|symposium\s+on|workshop\s+on|journal\s+of|"
+    r"transactions\s+on)\b|\b\d+(?:st|nd|rd|th)\s+(?:international|annual|conference|workshop)\b",
+    re.I,
+)
 _QUOTED_VENUE = re.compile(
     r"(?:in\s+)?(?:proc(?:eedings|\.)|advances\s+in|international\s+conference|conference|journal|transactions|workshop"
     r"|[A-Z]{3,}\s*'?\d{2}\b)",
@@ -493,6 +499,11 @@ def looks_like_reference_entry(line: str, after_heading: bool = False) -> bool:
     ):
         return True
     title_first = bool(segments) and _title_shaped(segments[0]) and len(line.split()) <= 60
+    if has_id and has_year and len(segments) > 1 and 3 <= len(segments[0].split()) <= 25 and len(line.split()) <= 60:
+        # "Do as i can, not as i say: Grounding language in robotic affordances. arXiv:2204.01691. (2022)"
+        title_first = title_first or not re.search(
+            r"\b(?:is|are|was|were|we|you|should|could|would|this|that|the\s+authors?|paper)\b", segments[0], re.I
+        )
     return (authors_first and (has_year or has_venue or has_id)) or (
         (has_quote or title_first)
         and (has_year or has_id)
@@ -537,7 +548,7 @@ _STRONG_REQUEST = re.compile(
     r"(?:relevant|related|prior|previous|existing|important|key|seminal|recent)\s+(?:\w+\s+)?(?:works?|papers?|literature|references?|studies|approaches|methods)|"
     r"(?:has|have)\s+(?:already\s+)?been\s+(?:proposed|studied|explored|investigated|shown|done|considered|introduced|addressed|established)|"
     r"see\s+(?:also|e\.g\.|for\s+example|for\s+instance)|closely\s+related|highly\s+relevant|similar\s+(?:to|idea|approach|work)|"
-    r"not\s+(?:new|novel|the\s+first)|novelty|literature|references?\s*:)",
+    r"not\s+(?:new|novel|the\s+first)|novelty|references?\s*:)",
     re.I,
 )
 _WEAK_REQUEST = re.compile(

@@ -303,3 +303,117 @@ def test_labelled_dev_reviews_parse_the_reviewers_reference_lists(shared):
         found += sum(1 for t in titles if t in gold.get(review.review_id, []))
         assert not any(t.startswith(("proceedings of", "advances in neural")) for t in titles)
     assert extracted and found / extracted > 0.3
+
+
+def test_sentences_do_not_end_at_abbreviations_or_initials():
+    from extractors.review_mentions import split_sentences
+
+    text = 'For instance, Vandegar et. al "Neural Empirical Bayes" use it. See e.g. the A. L. Maas paper. Done.'
+    assert split_sentences(text) == [
+        'For instance, Vandegar et. al "Neural Empirical Bayes" use it.',
+        "See e.g. the A. L. Maas paper.",
+        "Done.",
+    ]
+    # the request before "e.g." reaches the arXiv link after it
+    review = "This approach is clearly not new, see e.g. https://arxiv.org/abs/1802.04821 and the references therein."
+    (mention,) = extract_review_mentions(review)
+    assert mention.arxiv_id == "1802.04821" and mention.kind == RECOMMENDED
+
+
+def test_titles_after_apa_gbt_and_harvard_author_lists_and_in_bibtex():
+    assert (
+        title_from_reference(
+            "Maas, A. L., Hannun, A. Y., & Ng, A. Y. Rectifier nonlinearities improve neural network acoustic models. "
+            "In Proc. ICML, 2013."
+        )
+        == "Rectifier nonlinearities improve neural network acoustic models"
+    )
+    assert (
+        title_from_reference(
+            "Zhou R, Jiang C, Xu Q. A survey on generative adversarial network-based text-to-image synthesis[J]. "
+            "Neurocomputing, 2021."
+        )
+        == "A survey on generative adversarial network-based text-to-image synthesis"
+    )
+    assert (
+        title_from_reference(
+            "Lv Z, Li X, et al. Semantic-shape Adaptive Feature Modulation for Semantic Image Synthesis[C]//Proceedings "
+            "of the IEEE/CVF Conference on Computer Vision and Pattern Recognition. 2022: 11214-11223."
+        )
+        == "Semantic-shape Adaptive Feature Modulation for Semantic Image Synthesis"
+    )
+    assert (
+        title_from_reference(
+            "Manna, Z. and Pnueli, A., 1990, August. A hierarchy of temporal properties. In Proceedings of the ninth "
+            "annual ACM symposium on Principles of distributed computing (pp. 377-410)."
+        )
+        == "A hierarchy of temporal properties"
+    )
+    assert (
+        title_from_reference(
+            "Locatello, F., Weissenborn, D., Uszkoreit, J., ... & Kipf, T. (2020). Object-centric learning with slot "
+            "attention. Advances in Neural Information Processing Systems, 33."
+        )
+        == "Object-centric learning with slot attention"
+    )
+    assert (
+        title_from_reference(
+            "@article{Choi2016TowardsMC, title={Towards Music Captioning: Generating Music Playlist Descriptions}, "
+            "author={Keunwoo Choi and Mark B. Sandler}, journal={ArXiv}, year={2016}}"
+        )
+        == "Towards Music Captioning: Generating Music Playlist Descriptions"
+    )
+    # a comma inside the title is not an author list; a venue inside quotes is not the title
+    assert (
+        title_from_reference(
+            "Dan Ley, Saumitra Mishra, Daniele Magazzeni. Global Counterfactual Explanations: Investigations, "
+            "Implementations and Improvements. ICLR Workshop 2022."
+        )
+        == "Global Counterfactual Explanations: Investigations, Implementations and Improvements"
+    )
+    assert (
+        title_from_reference(
+            "Sequential model-based optimization for general algorithm configuration. F Hutter, HH Hoos, K Leyton-Brown. "
+            "\u201cLearning and Intelligent Optimization: 5th International Conference\u201d. 2011."
+        )
+        == "Sequential model-based optimization for general algorithm configuration"
+    )
+
+
+def test_letter_markers_author_year_markers_and_et_al_bullets():
+    review = (
+        "In this setting, expansion based approaches [a,b] are not compared.\n\n"
+        "[a] Calibrating CNNs for Lifelong Learning, NeurIPS-20\n\n"
+        "[b] Ternary Feature Masks: zero-forgetting for task-incremental learning, CVPRW-21\n"
+        "Related works are not discussed. Just to name a few:\n"
+        "    - Cao et al. Multilingual Alignment of Contextual Word Representations\n"
+        "There is a concurrent work (De Brouwer et al. 2019) that is missing.\n"
+        '(De Brouwer et al. 2019) De Brouwer, Edward, et al. "GRU-ODE-Bayes: Continuous modeling of '
+        'sporadically-observed time series." Advances in neural information processing systems 32 (2019).\n'
+        "* [5] also links local miscalibration to proximity, NeurIPS 2023.\n"
+    )
+    titles = {m.title for m in extract_review_mentions(review) if m.kind == RECOMMENDED and m.title}
+    assert titles == {
+        "Calibrating CNNs for Lifelong Learning",
+        "Ternary Feature Masks: zero-forgetting for task-incremental learning",
+        "Multilingual Alignment of Contextual Word Representations",
+        "GRU-ODE-Bayes: Continuous modeling of sporadically-observed time series",
+    }
+
+
+def test_quotes_naming_review_fields_or_requests_are_not_titles():
+    review = (
+        'The related work is thin. See more in "Clarity, Quality, Novelty And Reproducibility".\n'
+        "\u201cMissing related work\u201d: expansion-based methods should be discussed.\n"
+        "Some related works are ignored (e.g. Multi-Vector Attention Models for Deep Re-ranking, )."
+    )
+    titles = [m.title for m in extract_review_mentions(review) if m.title]
+    assert titles == ["Multi-Vector Attention Models for Deep Re-ranking"]
+
+
+def test_bare_literature_is_not_a_request():
+    sentence = (
+        "The proof relies on results from (Lee et al., 2022a), but the authors do not clearly state if this "
+        "reduction already existed in the literature."
+    )
+    assert not [m for m in extract_review_mentions(sentence) if m.kind == RECOMMENDED]
