@@ -456,8 +456,8 @@ def _authors_year(entry: str) -> tuple[str | None, int | None]:
 
 def looks_like_reference_entry(line: str, after_heading: bool = False) -> bool:
     """A line shaped like a bibliography entry: authors and a title with a year, venue or identifier."""
-    if len(line) > 600 or not line.split():
-        return False
+    if len(line) > 600 or not line.split() or _NAMED_WORK.match(line):
+        return False  # "RigL (ICML 2020) and GaP (ICLR 2022) show ...": named works in a sentence
     has_id = bool(find_identifiers(line))
     if len(line.split()) < 2:
         return after_heading and has_id
@@ -882,6 +882,21 @@ def find_mentions(
                 section=_section_at(line_sections, match.start()),
             )
         )
+    for match in _NAMED_WORK.finditer(text):
+        if not free(match.start(), match.end()) or any(m.start < match.end() and match.start() < m.end for m in prose):
+            continue
+        title = clean_title(match.group("title")) if match.group("title") else None
+        prose.append(
+            PaperMention(
+                match.start(),
+                match.end(),
+                _mention_id_text(match.group(0)),
+                "named_work",
+                title=title if title and _title_like(title, config) else None,
+                year=_full_year(match.group("year")),
+                section=_section_at(line_sections, match.start()),
+            )
+        )
     mentions.extend(prose)
     mentions.sort(key=lambda m: (m.start, m.end))
     return [replace(m, context=_context_for(text, m, config)) for m in mentions]
@@ -908,6 +923,12 @@ _EXAMPLE_TITLE = re.compile(
     r"((?:[A-Z][\w\-]*|(?:of|for|and|the|in|on|with|via|to|a|an|from|by))"
     r"(?:\s+(?:[A-Z][\w\-]*:?|(?:of|for|and|the|in|on|with|via|to|a|an|from|by))){3,20})(?=\s*[,.;)]|\s*$)",
     re.M,
+)
+# A method named with its venue: "MEST (NeurIPS 2021)", "GaP (ICLR 2022, Effective Model Sparsification by ...)".
+_NAMED_WORK = re.compile(
+    r"\b[A-Z][A-Za-z0-9\-]{1,24}\s*\(\s*(?:NeurIPS|NIPS|ICML|ICLR|CVPR|ICCV|ECCV|AAAI|IJCAI|ACL|EMNLP|NAACL|KDD|SIGIR|"
+    r"AISTATS|UAI|COLT|TPAMI|JMLR|TMLR|WACV|BMVC|ICRA|IROS|CoRL|MICCAI|ICASSP|COLING|EACL|WSDM|CIKM|WWW)\s*'?"
+    r"(?P<year>(?:19|20)?\d{2})(?:\s*,\s*(?P<title>[A-Z][^()\n]{8,200}?))?\s*\)"
 )
 _TITLE_VENUE_YEAR = re.compile(
     r"(?:\(|\bsuch\s+as|\be\.g\.,?|\bsee|\blike|\bwork)\s*([A-Z][^()\n,]{8,200}?),\s*"
@@ -1128,7 +1149,7 @@ def classify_mention(
         return replace(mention, kind=DISCUSSED, reason="in_summary")
     if strong:
         return replace(mention, kind=RECOMMENDED, reason="request_cue")
-    if _WEAK_REQUEST.search(own) and mention.source != "author_year":
+    if _WEAK_REQUEST.search(own) and mention.source not in ("author_year", "named_work"):
         return replace(mention, kind=RECOMMENDED, reason="weak_request_cue")
     if mention.source in ("quoted_title", "prose_title") and len(own) < len(mention.text) + 80 and _ASKS.search(intro):
         return replace(mention, kind=RECOMMENDED, reason="request_cue_before")

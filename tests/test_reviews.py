@@ -417,3 +417,15 @@ def test_bare_literature_is_not_a_request():
         "reduction already existed in the literature."
     )
     assert not [m for m in extract_review_mentions(sentence) if m.kind == RECOMMENDED]
+
+
+def test_method_names_with_their_venue_are_mentions_that_need_a_strong_cue():
+    review = (
+        "Many existing works on sparse training are not compared, such as MEST (NeurIPS 2021) or GradMax (ICLR 2022).\n"
+        "RigL (ICML 2020) and GaP (ICLR 2022, Effective Model Sparsification by Scheduled Grow-and-Prune Methods) "
+        "show that non-uniform sparsity helps.\n"
+    )
+    mentions = [m for m in extract_review_mentions(review) if m.source == "named_work"]
+    assert [(m.kind, m.year) for m in mentions[:2]] == [(RECOMMENDED, 2021), (RECOMMENDED, 2022)]
+    assert [m.kind for m in mentions[2:]] == [DISCUSSED, DISCUSSED]
+    assert mentions[3].title == "Effective Model Sparsification by Scheduled Grow-and-Prune Methods"
