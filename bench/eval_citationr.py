@@ -36,7 +36,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from extractors.review_mentions import RECOMMENDED, extract_review_mentions  # noqa: E402
+from extractors.review_mentions import RECOMMENDED, PaperMention, extract_review_mentions  # noqa: E402
 from extractors.reviews import Review, parse_review_file  # noqa: E402
 from mapping.matcher import lcs_similarity  # noqa: E402
 from mapping.titles import normalize_title  # noqa: E402
@@ -81,12 +81,9 @@ def read_reviews(path: Path) -> dict[str, Review]:
     return reviews
 
 
-def recommended_titles(review: Review) -> list[str]:
-    return [m.title for m in extract_review_mentions(review.text, review.sections) if m.kind == RECOMMENDED and m.title]
-
-
-def recommends(review: Review) -> bool:
-    return any(m.kind == RECOMMENDED for m in extract_review_mentions(review.text, review.sections))
+def recommended_mentions(review: Review) -> list[PaperMention]:
+    """The review's mentions classified as recommended."""
+    return [m for m in extract_review_mentions(review.text, review.sections) if m.kind == RECOMMENDED]
 
 
 SPLITS = ("dev", "dev2", "test", "held_out", "all")
@@ -138,7 +135,7 @@ def review_level(shared: Path, show_errors: bool = False) -> dict[str, dict]:
     reviews = read_reviews(path)
     counts: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0])
     for review_id, (gold, forum) in labels.items():
-        predicted = review_id in reviews and recommends(reviews[review_id])
+        predicted = review_id in reviews and bool(recommended_mentions(reviews[review_id]))
         if show_errors and part(forum) in READABLE and predicted != bool(gold):
             if review_id in reviews:
                 _show_review_error(reviews[review_id], gold)
@@ -178,8 +175,9 @@ def title_level(shared: Path, show_errors: bool = False) -> dict[str, dict]:
             forum_of[row["id"]] = row["forum"]
         reviews = read_reviews(path)
         for review_id, titles in gold.items():
-            extracted = recommended_titles(reviews[review_id]) if review_id in reviews else []
-            recommending = review_id in reviews and recommends(reviews[review_id])
+            mentions = recommended_mentions(reviews[review_id]) if review_id in reviews else []
+            extracted = [m.title for m in mentions if m.title]
+            recommending = bool(mentions)
             found, total, correct, n_extracted = match_titles(extracted, titles)
             own = part(forum_of[review_id])
             source = relative.stem.split("_")[0]

@@ -63,6 +63,10 @@ class MentionConfig:
         }
 
 
+# The identifier fields shared by `PaperMention` and `IdentifierHit`.
+IDENTIFIER_FIELDS = ("arxiv_id", "doi", "openreview_id", "acl_id", "s2_id")
+
+
 @dataclass(frozen=True)
 class PaperMention:
     """One paper a review mentions: where, what was extracted, and the decision with its reason."""
@@ -87,17 +91,7 @@ class PaperMention:
     reason: str = ""
 
     def identifiers(self) -> dict[str, str]:
-        return {
-            name: value
-            for name, value in (
-                ("arxiv_id", self.arxiv_id),
-                ("doi", self.doi),
-                ("openreview_id", self.openreview_id),
-                ("acl_id", self.acl_id),
-                ("s2_id", self.s2_id),
-            )
-            if value
-        }
+        return {name: getattr(self, name) for name in IDENTIFIER_FIELDS if getattr(self, name)}
 
 
 # ---------------------------------------------------------------------------------------------- cleaning
@@ -696,6 +690,17 @@ def _join(parts: Sequence[str]) -> str:
     return joined
 
 
+def _titled_marked_line(body: str, config: MentionConfig) -> bool:
+    """A `[n]` line not shaped like a reference is still an entry when it yields a title that does not open with
+    a bracket and is capitalised (or the line names its authors), and the line is not prose."""
+    title = title_from_reference(body, config) or ""
+    return (
+        title[:1] not in ("", "(")
+        and (not title[:1].islower() or bool(_ET_AL.search(body) or re.search(r"\sby\s", body)))
+        and not _looks_like_prose(body)
+    )
+
+
 def reference_entries(lines: Sequence[Line], config: MentionConfig = MentionConfig()) -> list[Entry]:
     """The review's bibliography-style entries: marked lines (`[1] ...`) with their continuation lines,
     unmarked lines or short line blocks shaped like references, and anything under a "References" heading."""
@@ -733,15 +738,7 @@ def reference_entries(lines: Sequence[Line], config: MentionConfig = MentionConf
             is_entry = False  # "[5] also links local miscalibration to ...": a sentence about [5], not the entry
         elif marker and marker.startswith("["):
             is_entry = len(body) <= config.max_reference_chars and (
-                looks_like_reference_entry(body, after_heading=True)
-                or (
-                    (title_from_reference(body, config) or "(")[:1] != "("
-                    and (
-                        not (title_from_reference(body, config) or "")[:1].islower()
-                        or bool(_ET_AL.search(body) or re.search(r"\sby\s", body))
-                    )
-                    and not _looks_like_prose(body)
-                )
+                looks_like_reference_entry(body, after_heading=True) or _titled_marked_line(body, config)
             )
         else:
             is_entry = len(body) <= config.max_reference_chars and looks_like_reference_entry(body, after_heading)
@@ -1061,7 +1058,7 @@ def _quoted_is_title(text: str, start: int, end: int, title: str, config: Mentio
 def _with_ids(mention: PaperMention, hits: Iterable[IdentifierHit]) -> PaperMention:
     values: dict[str, str] = {}
     for hit in hits:
-        for name in ("arxiv_id", "doi", "openreview_id", "acl_id", "s2_id", "url"):
+        for name in (*IDENTIFIER_FIELDS, "url"):
             value = getattr(hit, name)
             if value and not getattr(mention, name) and name not in values:
                 values[name] = value
