@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator
 from pathlib import PurePosixPath
 
@@ -51,12 +52,32 @@ def parse_document(data: bytes, source: str, kind: str) -> ParsedDocument | Dead
 def parse_document_file(data: bytes, path: str, kind: str) -> Iterator[ParsedDocument | DeadLetter]:
     """A whole non-JSONL file: one document, except a `.json` file that is really JSON Lines (the arXiv
     snapshot's own name is `.json`), which gives one document per line, identified as `path:line`."""
+    if kind == "s2orc":
+        not_json = _not_json(data)
+        if not_json:
+            yield DeadLetter(source=path, stage="parse", reason="unknown_layout", detail=not_json)
+            return
     result = parse_document(data, path, kind)
     if kind == "s2orc" and isinstance(result, DeadLetter) and "Extra data" in result.detail:
         for source, line in numbered_lines(data.splitlines(), path):
             yield parse_document(line, source, kind)
         return
     yield result
+
+
+_JSON_START = re.compile(rb'^(\{\s*["}]|\[\s*([\[\]{"\-0-9]|true|false|null))')
+
+
+def _not_json(data: bytes) -> str | None:
+    """Why a whole file is not JSON at all (one dead letter for the file, not one per line), or None."""
+    head = data[:4096].lstrip(b"\xef\xbb\xbf \t\r\n")
+    if not head or _JSON_START.match(head):
+        return None
+    if head.startswith(b"SQLite format 3"):
+        return "an SQLite database (unarXive 2020's refs.db?), not S2ORC or unarXive JSON"
+    if b"{{cite:" in data[:200_000]:
+        return "plain text with {{cite:...}} markers: the unarXive 2020 layout (.txt + refs.db), which is not read"
+    return f"not JSON: the file starts with {bytes(head[:40])!r}"
 
 
 def parse_metadata_line(line: bytes, source: str) -> Paper | DeadLetter:
@@ -87,5 +108,6 @@ def paper_from_document(document: ParsedDocument) -> Paper:
         doi=document.doi,
         arxiv_id=document.arxiv_id,
         s2_paper_id=document.s2_paper_id,
+        s2_corpus_id=document.s2_corpus_id,
         source="document",
     )

@@ -1,7 +1,7 @@
 """Identifier normalisation: arXiv ids (new and old style), DOIs, and the paper-id rule.
 
 A paper's id is its arXiv id without version where known, else `doi:<lower-cased DOI>`, else the S2ORC
-`paper_id`, else the input file's stem.
+`paper_id`, else `s2corpus:<Semantic Scholar corpus id>`, else the input file's stem.
 """
 
 from __future__ import annotations
@@ -52,8 +52,10 @@ def normalize_doi(value: str | None) -> str | None:
     return doi.lower()
 
 
-def identifier_keys(*, arxiv_id: str | None, doi: str | None, s2_paper_id: str | None) -> list[str]:
-    """Join keys for a paper's identifiers, strongest first (`arxiv:…`, `doi:…`, `s2:…`)."""
+def identifier_keys(
+    *, arxiv_id: str | None, doi: str | None, s2_paper_id: str | None, s2_corpus_id: str | None = None
+) -> list[str]:
+    """Join keys for a paper's identifiers, strongest first (`arxiv:…`, `doi:…`, `s2:…`, `s2corpus:…`)."""
     keys = []
     if arxiv_id:
         keys.append(f"arxiv:{arxiv_id}")
@@ -61,15 +63,37 @@ def identifier_keys(*, arxiv_id: str | None, doi: str | None, s2_paper_id: str |
         keys.append(f"doi:{doi}")
     if s2_paper_id:
         keys.append(f"s2:{s2_paper_id}")
+    if s2_corpus_id:
+        keys.append(f"s2corpus:{s2_corpus_id}")
     return keys
 
 
-def paper_id_for(*, arxiv_id: str | None, doi: str | None, s2_paper_id: str | None, fallback: str | None) -> str | None:
-    """The paper-id rule: arXiv id, else `doi:<doi>`, else the S2ORC paper_id, else `fallback`."""
+def paper_id_for(
+    *,
+    arxiv_id: str | None,
+    doi: str | None,
+    s2_paper_id: str | None,
+    fallback: str | None,
+    s2_corpus_id: str | None = None,
+) -> str | None:
+    """The paper-id rule: arXiv id, else `doi:<doi>`, else the S2ORC paper_id, else `s2corpus:<corpus id>`
+    (the Semantic Scholar Datasets API's `corpusid`), else `fallback`."""
     if arxiv_id:
         return arxiv_id
     if doi:
         return f"doi:{doi}"
     if s2_paper_id:
         return str(s2_paper_id)
+    if s2_corpus_id:
+        return f"s2corpus:{s2_corpus_id}"
     return fallback or None
+
+
+def normalize_corpus_id(value: object) -> str | None:
+    """A Semantic Scholar corpus id (an int, or a string of digits) as a string without leading zeros, or None."""
+    if isinstance(value, bool) or value is None:
+        return None
+    text = str(value).strip()
+    if not (text.isascii() and text.isdigit() and len(text) <= 20) or int(text) == 0:
+        return None
+    return str(int(text))

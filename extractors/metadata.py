@@ -4,6 +4,22 @@ arXiv snapshot lines carry `id`, `title`, `abstract`, `categories` ("cs.IR cs.CL
 string), `doi` and `versions` ([{version, created: "Mon, 2 Apr 2007 19:18:42 GMT"}]); the paper's date is
 its first version's. S2ORC metadata lines carry `paper_id`, `title`, `authors` ([{first, middle, last}]),
 `abstract`, `year`, `arxiv_id`, `doi`; their date is only a year.
+
+Wrongly typed fields (readers in `extractors.fields`; `wrong_type:<field>` is the dead-letter reason):
+- `id` (arXiv) and `paper_id` (S2ORC) decide the paper id: text, or an integer's digits (an integer `id` then
+  fails as `bad_identifier`); anything else dead-letters; an empty `paper_id` is `bad_identifier`.
+- `doi`, `arxiv_id`: text or an integer's digits (an integer is never a DOI, so `doi: 1234` is dropped as a
+  malformed DOI string always was); a float, list, object or boolean dead-letters (a DOI joins records).
+- `title`, `abstract`, `acm-class`: text; a number becomes its text; anything else dead-letters.
+- `authors`: one string is split into names; a list of name strings (or S2ORC name objects) is taken as the
+  names; a number, an object, or a list holding a number or a list dead-letters.
+- `categories`: one space-separated string, or a list of text; `mag_field_of_study` / `fieldsOfStudy`: a
+  list of text, or one string taken as one field; anything else dead-letters.
+- `versions`: a list of objects; `versions[].created`: text (an integer could be epoch seconds or a year, so
+  it dead-letters); text no date parser reads is skipped, as before. `year`: an integer, an integral float
+  or text starting with four digits; out of 1000..2999 it is absent; a list, object or boolean dead-letters.
+- Anything else a record makes the parser raise is `parser_error`: `paper_from_metadata` raises only
+  `DocumentError`, because `parse_metadata_line` turns only that into a dead letter.
 """
 
 from __future__ import annotations
@@ -14,26 +30,27 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from extractors.fields import as_author_names, as_identifier, as_mappings, as_text, as_texts, as_year
+from extractors.fields import split_authors as split_authors  # re-exported: its home was here
 from extractors.ids import normalize_arxiv_id, normalize_doi, paper_id_for
-from extractors.records import Paper
-from extractors.s2orc import authors_from_json, parse_year
-from extractors.tei import DocumentError, parse_date
+from extractors.records import Paper, PaperAbstract
+from extractors.s2ag import s2ag_metadata_record
+from extractors.tei import DocumentError, parse_date, raises_only_document_errors
 
-_AUTHOR_SEPARATORS = re.compile(r",\s*(?:and\s+)?|\s+and\s+")
-_PARENTHESES = re.compile(r"\([^()]*\)")
 _WS = re.compile(r"\s+")
 
 
-def first_version_date(versions: Any) -> dt.date | None:
-    """The date of the earliest `created` among arXiv `versions`, or None."""
+def first_version_date(versions: Any, path: str = "versions") -> dt.date | None:
+    """The date of the earliest `created` among arXiv `versions`, or None. A `versions` that is not a list of
+    objects, or a `created` that is not text, raises `DocumentError("wrong_type:versions…")`."""
     dates = []
-    for version in versions or ():
-        created = version.get("created") if isinstance(version, Mapping) else None
+    for version in as_mappings(versions, path):
+        created = as_text(version.get("created"), f"{path}.created", numbers=False)
         if not created:
             continue
         try:
             dates.append(email.utils.parsedate_to_datetime(created).date())
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, IndexError, OverflowError):
             date, _ = parse_date(created)
             if date:
                 dates.append(date)
@@ -52,12 +69,6 @@ def acm_codes_in(value: str | None) -> tuple[str, ...]:
     return tuple(codes)
 
 
-def split_authors(authors: str) -> tuple[str, ...]:
-    """arXiv's one-string author list ("A. Smith, B. Lee and C. Wu (MIT)") into names."""
-    text = _WS.sub(" ", _PARENTHESES.sub("", authors or "")).strip()
-    return tuple(name.strip() for name in _AUTHOR_SEPARATORS.split(text) if name.strip())
-
-
 def _clean(text: Any) -> str | None:
     if not isinstance(text, str):
         return None
@@ -65,53 +76,65 @@ def _clean(text: Any) -> str | None:
     return text or None
 
 
-def paper_from_metadata(record: Any) -> Paper:
-    """One metadata JSON object (arXiv snapshot or S2ORC metadata) into a `Paper`."""
+def _one(text: str) -> tuple[str]:
+    return (text,)
+
+
+@raises_only_document_errors
+def paper_from_metadata(record: Any) -> Paper | PaperAbstract:
+    """One metadata JSON object (arXiv snapshot, S2ORC metadata, or a record of the Semantic Scholar Datasets
+    API's `papers` dataset) into a `Paper`; a record of its `abstracts` dataset into a `PaperAbstract`."""
     if not isinstance(record, Mapping):
         raise DocumentError("unknown_layout", f"expected a JSON object, got {type(record).__name__}")
     if "id" in record and ("versions" in record or "categories" in record):
-        arxiv_id = normalize_arxiv_id(str(record["id"]))
+        arxiv_id = normalize_arxiv_id(as_identifier(record["id"], "id"))
         if arxiv_id is None:
             raise DocumentError("bad_identifier", f"arXiv id {record['id']!r} is not an arXiv identifier")
         date = first_version_date(record.get("versions"))
         year = date.year if date else None
         return Paper(
             paper_id=arxiv_id,
-            title=_clean(record.get("title")),
-            abstract=_clean(record.get("abstract")),
-            authors=split_authors(record.get("authors") or ""),
+            title=_clean(as_text(record.get("title"), "title")),
+            abstract=_clean(as_text(record.get("abstract"), "abstract")),
+            authors=as_author_names(record.get("authors"), "authors"),
             date=date,
             year=year,
-            categories=tuple(str(record.get("categories") or "").split()),
-            doi=normalize_doi(record.get("doi")),
+            categories=as_texts(record.get("categories"), "categories"),
+            doi=normalize_doi(as_identifier(record.get("doi"), "doi")),
             arxiv_id=arxiv_id,
             source="arxiv-metadata",
-            acm_classes_author=acm_codes_in(record.get("acm-class")),
+            acm_classes_author=acm_codes_in(as_text(record.get("acm-class"), "acm-class")),
         )
     if "paper_id" in record:
-        arxiv_id = normalize_arxiv_id(str(record.get("arxiv_id") or "")) or None
-        doi = normalize_doi(record.get("doi"))
-        s2_id = str(record["paper_id"])
-        fields = record.get("mag_field_of_study") or record.get("fieldsOfStudy") or ()
+        s2_id = (as_identifier(record["paper_id"], "paper_id") or "").strip()
+        if not s2_id:
+            raise DocumentError("bad_identifier", "S2ORC metadata with an empty paper_id")
+        arxiv_id = normalize_arxiv_id(as_identifier(record.get("arxiv_id"), "arxiv_id")) or None
+        doi = normalize_doi(as_identifier(record.get("doi"), "doi"))
+        fields = as_texts(record.get("mag_field_of_study"), "mag_field_of_study", split=_one) or as_texts(
+            record.get("fieldsOfStudy"), "fieldsOfStudy", split=_one
+        )
         return Paper(
             paper_id=paper_id_for(arxiv_id=arxiv_id, doi=doi, s2_paper_id=s2_id, fallback=None),
-            title=_clean(record.get("title")),
-            abstract=_clean(record.get("abstract")),
-            authors=authors_from_json(record.get("authors")),
-            year=parse_year(record.get("year")),
-            categories=tuple(str(f) for f in fields if f) if isinstance(fields, list) else (),
+            title=_clean(as_text(record.get("title"), "title")),
+            abstract=_clean(as_text(record.get("abstract"), "abstract")),
+            authors=as_author_names(record.get("authors"), "authors"),
+            year=as_year(record.get("year"), "year"),
+            categories=fields,
             doi=doi,
             arxiv_id=arxiv_id,
             s2_paper_id=s2_id,
             source="s2orc-metadata",
         )
+    if "corpusid" in record:
+        return s2ag_metadata_record(record)
     raise DocumentError("unknown_layout", f"neither arXiv nor S2ORC metadata: keys {sorted(record)[:8]}")
 
 
 def merge_papers(papers: list[Paper]) -> Paper:
     """Several records of one paper into one: metadata records first (in a fixed order), then documents,
     each field taken from the first record that has it. Deterministic whatever the input order."""
-    rank = {"arxiv-metadata": 0, "s2orc-metadata": 1}
+    rank = {"arxiv-metadata": 0, "s2orc-metadata": 1, "s2ag-papers": 1}
     ordered = sorted(papers, key=lambda p: (rank.get(p.source, 2), repr(p)))
     first = ordered[0]
     values = {}
@@ -126,6 +149,7 @@ def merge_papers(papers: list[Paper]) -> Paper:
         "arxiv_id",
         "s2_paper_id",
         "acm_classes_author",
+        "s2_corpus_id",
     ):
         values[name] = next((getattr(p, name) for p in ordered if getattr(p, name)), getattr(first, name))
     if values["date"] is not None:

@@ -35,6 +35,7 @@ class BibEntry:
     doi: str | None = None
     arxiv_id: str | None = None
     raw: str | None = None
+    s2_corpus_id: str | None = None  # the cited paper's Semantic Scholar corpus id, where S2 resolved it
 
 
 @dataclass(frozen=True)
@@ -81,10 +82,13 @@ class ParsedDocument:
     date: dt.date | None = None
     year: int | None = None
     categories: tuple[str, ...] = ()
+    s2_corpus_id: str | None = None
 
     def identifier_keys(self) -> list[str]:
         """Identifier keys, strongest first, in the form `extractors.ids.identifier_keys` gives."""
-        return identifier_keys(arxiv_id=self.arxiv_id, doi=self.doi, s2_paper_id=self.s2_paper_id)
+        return identifier_keys(
+            arxiv_id=self.arxiv_id, doi=self.doi, s2_paper_id=self.s2_paper_id, s2_corpus_id=self.s2_corpus_id
+        )
 
     def with_id(self, paper_id: str) -> ParsedDocument:
         return replace(self, paper_id=paper_id)
@@ -120,9 +124,12 @@ class Paper:
     primary_category: str | None = None
     acm_classes: tuple[str, ...] = ()
     acm_classes_author: tuple[str, ...] = ()
+    s2_corpus_id: str | None = None
 
     def identifier_keys(self) -> list[str]:
-        return identifier_keys(arxiv_id=self.arxiv_id, doi=self.doi, s2_paper_id=self.s2_paper_id)
+        return identifier_keys(
+            arxiv_id=self.arxiv_id, doi=self.doi, s2_paper_id=self.s2_paper_id, s2_corpus_id=self.s2_corpus_id
+        )
 
 
 @dataclass(frozen=True)
@@ -131,7 +138,7 @@ class Resolution:
 
     bib_id: str
     paper_id: str | None
-    method: str  # arxiv_id | doi | title | unresolved | ambiguous
+    method: str  # arxiv_id | doi | s2_corpus_id | title | unresolved | ambiguous
     score: float | None = None
 
 
@@ -176,3 +183,40 @@ class ResolvedDocument:
 
     document: ParsedDocument
     resolutions: tuple[Resolution, ...] = field(default_factory=tuple)
+
+
+@dataclass(frozen=True)
+class InputTally:
+    """What became of one input file (or one failed or duplicate JSONL line): a row of the `inputs/` table.
+
+    `records_read` = `parsed` + `dead_lettered`: a record parsed and then found to be a duplicate of
+    another moves from `parsed` to `dead_lettered`, and `duplicate_of` names the copies that were kept.
+    """
+
+    path: str
+    kind: str = ""
+    records_read: int = 0
+    parsed: int = 0
+    dead_lettered: int = 0
+    duplicate_of: tuple[str, ...] = ()
+    reason: str | None = None
+
+    def plus(self, other: InputTally) -> InputTally:
+        return InputTally(
+            path=self.path,
+            kind=self.kind or other.kind,
+            records_read=self.records_read + other.records_read,
+            parsed=self.parsed + other.parsed,
+            dead_lettered=self.dead_lettered + other.dead_lettered,
+            duplicate_of=tuple(sorted(set(self.duplicate_of) | set(other.duplicate_of)))[:20],
+            reason=self.reason or other.reason,
+        )
+
+
+@dataclass(frozen=True)
+class PaperAbstract:
+    """A record of the Semantic Scholar `abstracts` dataset: the abstract that the `papers` record of the same
+    corpus id lacks, joined to it by `extractors.s2ag.with_abstract`."""
+
+    corpus_id: str
+    abstract: str | None

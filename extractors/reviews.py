@@ -12,23 +12,40 @@ Three input layouts are read:
 
 Only the fields in `REVIEW_TEXT_FIELDS` are review text: a CSV that also carries annotation columns (an LLM's
 `response`, hand-corrected `paper_info`) does not leak them into what is mined.
+
+The readers raise only `ReviewInputError` (and `parse_review_file` never raises: each error becomes a dead
+letter). Wrongly typed fields (readers in `extractors.fields`; the reason is `wrong_type:<field path>`):
+- ids (`id`, `forum`, `replyto`): text or an integer's digits; anything else dead-letters the note or file.
+- text fields (`REVIEW_TEXT_FIELDS`, `comments`, `title`, `abstract`, `venue`, `conference`, `TITLE`): text; a
+  number becomes its text; a list of text is joined with ", " as before; NaN (an empty CSV cell) is absent;
+  an object, a boolean or a list holding one dead-letters. A review text field dead-letters only its review
+  (`reviews.comments`, `content.weaknesses`, a reply under `details`), not its submission.
+- `authors`: one string split at commas and "and", or a list of text; else `wrong_type:authors`.
+- `invitation`/`invitations`: text or a list of text; else `wrong_type:invitations`. Replies under `details`
+  must be a list; a reply that is not an object is an `unreadable_review` dead letter.
+- `cdate`/`tcdate`/`DATE`: only searched for a year; epoch milliseconds past the calendar are ignored.
+- Notes nested in lists or `{"notes": [...]}` more than `_MAX_NESTING` deep are `too_deep`, as is JSON
+  nested past the interpreter's recursion limit; a CSV the csv module cannot read further is `bad_csv`.
 """
 
 from __future__ import annotations
 
 import csv
 import datetime as dt
+import functools
 import hashlib
 import io
 import json
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 import pyarrow as pa
 
+from extractors.fields import as_identifier, as_mapping, as_text, as_texts, wrong_type
 from extractors.records import DeadLetter
 from extractors.review_mentions import PaperMention, clean_review_text
+from extractors.tei import PARSER_ERRORS, DocumentError
 
 # Review content fields, in reading order (OpenReview forms of ICLR, NeurIPS, TMLR, ICML, EMNLP).
 REVIEW_TEXT_FIELDS: tuple[str, ...] = (
@@ -67,6 +84,9 @@ REVIEW_TEXT_FIELDS: tuple[str, ...] = (
 )
 _HEADING = re.compile(r"^([A-Z][A-Z _/&,\-]{2,60}):[ \t]*$|^([A-Z][A-Z _/&,\-]{2,60}):[ \t]+(?=\S)", re.M)
 _YEAR_IN = re.compile(r"(?<!\d)(19[89]\d|20[0-4]\d)(?!\d)")
+_REVIEW_AUTHOR_SEPARATORS = re.compile(r",\s*|\s+and\s+")
+_MAX_EPOCH_MS = 253_402_300_800_000  # 10000-01-01: datetime's calendar ends before it
+_MAX_NESTING = 4  # a list of notes, or {"notes": [...]}, inside another at most this deep
 
 
 class ReviewInputError(ValueError):
@@ -120,6 +140,29 @@ class MentionRecord:
 ReviewInput = Submission | Review | DeadLetter
 
 
+def _as_review_error(err: Exception) -> ReviewInputError:
+    if isinstance(err, ReviewInputError):
+        return err
+    if isinstance(err, DocumentError):
+        return ReviewInputError(err.reason, err.detail)
+    return ReviewInputError("parser_error", f"{type(err).__name__}: {err}")
+
+
+def _raises_only_review_errors(read: Callable[..., Iterator[ReviewInput]]) -> Callable[..., Iterator[ReviewInput]]:
+    """Let a reader raise nothing but `ReviewInputError` (a field's `wrong_type:…` keeps its reason)."""
+
+    @functools.wraps(read)
+    def guarded(*args, **kwargs) -> Iterator[ReviewInput]:
+        try:
+            yield from read(*args, **kwargs)
+        except ReviewInputError:
+            raise
+        except (DocumentError, *PARSER_ERRORS) as err:
+            raise _as_review_error(err) from err
+
+    return guarded
+
+
 def _value(content: Mapping, name: str) -> object:
     value = content.get(name)
     if isinstance(value, Mapping) and "value" in value:
@@ -127,13 +170,18 @@ def _value(content: Mapping, name: str) -> object:
     return value
 
 
-def _text(value: object) -> str | None:
-    if value is None or (isinstance(value, float) and value != value):
-        return None
-    if isinstance(value, list):
-        value = ", ".join(str(v) for v in value)
-    text = str(value).strip()
-    return text or None
+def _text(value: object, path: str) -> str | None:
+    """A text field: text, a number's text, or a list of those joined with ", "; None when empty."""
+    text = ", ".join(as_texts(value, path)) if isinstance(value, list) else as_text(value, path)
+    return (text or "").strip() or None
+
+
+def _identifier(value: object, path: str) -> str | None:
+    return (as_identifier(value, path) or "").strip() or None
+
+
+def _authors(value: object) -> tuple[str, ...]:
+    return as_texts(value, "authors", split=_REVIEW_AUTHOR_SEPARATORS.split)
 
 
 def assemble_review_text(fields: Sequence[tuple[str, str]]) -> tuple[str, tuple[tuple[int, str], ...]]:
@@ -166,7 +214,9 @@ def _year_of(*values: object) -> int | None:
             continue
         if isinstance(value, int | float) and not isinstance(value, bool) and value == value:
             if value > 10**11:  # epoch milliseconds
-                return dt.datetime.fromtimestamp(value / 1000, tz=dt.UTC).year
+                if value < _MAX_EPOCH_MS:
+                    return dt.datetime.fromtimestamp(value / 1000, tz=dt.UTC).year
+                continue
             if 1980 <= value <= 2049:
                 return int(value)
             continue
@@ -204,37 +254,50 @@ def _review(
     return Review(review_id, submission_id, text, sections, kind, year, source)
 
 
-def _text_fields(content: Mapping, text_fields: Sequence[str]) -> list[tuple[str, str]]:
+def _text_fields(content: Mapping, text_fields: Sequence[str], prefix: str = "") -> list[tuple[str, str]]:
     fields = []
     for name in text_fields:
-        value = _text(_value(content, name))
+        value = _text(_value(content, name), f"{prefix}{name}")
         if value:
             fields.append((name, value))
     return fields
 
 
+def _peerread_review(
+    review: Mapping, review_id: str, submission_id: str, venue: str | None, source: str, text_fields: Sequence[str]
+) -> Review | DeadLetter:
+    fields = _text_fields(review, ("comments", *text_fields), "reviews.")
+    kind = review_kind(None, _text(review.get("TITLE"), "reviews.TITLE"), bool(review.get("IS_META_REVIEW")))
+    return _review(
+        review_id,
+        submission_id,
+        fields[:1] if fields and fields[0][0] == "comments" else fields,
+        kind,
+        _year_of(venue, review.get("DATE")),
+        source,
+    )
+
+
+@_raises_only_review_errors
 def parse_peerread(
     record: Mapping, source: str, text_fields: Sequence[str] = REVIEW_TEXT_FIELDS
 ) -> Iterator[ReviewInput]:
-    """A PeerRead-layout submission: the submission, then each review (or a dead letter per empty one)."""
-    submission_id = _text(record.get("id")) or source.rsplit("/", 1)[-1].removesuffix(".json")
-    venue = _text(record.get("conference"))
+    """A PeerRead-layout submission: the submission, then each review (or a dead letter per unreadable one)."""
+    submission_id = _identifier(record.get("id"), "id") or source.rsplit("/", 1)[-1].removesuffix(".json")
+    venue = _text(record.get("conference"), "conference")
     reviews = record.get("reviews")
     if not isinstance(reviews, list):
         raise ReviewInputError("unknown_layout", "'reviews' is not a list")
     dates = [r.get("DATE") for r in reviews if isinstance(r, Mapping)]
     year = _year_of(venue, *dates)
-    authors = record.get("authors") or ()
-    if isinstance(authors, str):
-        authors = [a.strip() for a in re.split(r",\s*|\s+and\s+", authors) if a.strip()]
     yield Submission(
         submission_id,
-        _text(record.get("title")),
-        _text(record.get("abstract")),
+        _text(record.get("title"), "title"),
+        _text(record.get("abstract"), "abstract"),
         year,
         venue,
         source,
-        tuple(str(a) for a in authors),
+        _authors(record.get("authors")),
     )
     for index, review in enumerate(reviews):
         review_id = f"{submission_id}/r{index}"
@@ -243,40 +306,63 @@ def parse_peerread(
                 f"{source}#{review_id}", "read_reviews", "unreadable_review", f"not an object: {type(review).__name__}"
             )
             continue
-        fields = _text_fields(review, ("comments", *text_fields))
-        kind = review_kind(None, _text(review.get("TITLE")), bool(review.get("IS_META_REVIEW")))
-        yield _review(
-            review_id,
-            submission_id,
-            fields[:1] if fields and fields[0][0] == "comments" else fields,
-            kind,
-            _year_of(venue, review.get("DATE")),
-            source,
-        )
+        try:
+            item = _peerread_review(review, review_id, submission_id, venue, source, text_fields)
+        except (DocumentError, *PARSER_ERRORS) as err:
+            error = _as_review_error(err)
+            item = DeadLetter(f"{source}#{review_id}", "read_reviews", error.reason, error.detail[:500])
+        yield item
 
 
 def _invitations(note: Mapping) -> str:
     value = note.get("invitations") or note.get("invitation") or ""
     if isinstance(value, str) and value.startswith("["):
         try:
-            value = json.loads(value.replace("'", '"'))
-        except ValueError:
-            pass
-    return " ".join(value) if isinstance(value, list) else str(value)
+            parsed = json.loads(value.replace("'", '"'))
+        except (ValueError, RecursionError):
+            parsed = None
+        value = parsed if isinstance(parsed, list) and all(isinstance(v, str) for v in parsed) else value
+    return " ".join(as_texts(value, "invitations", split=lambda t: (t,)))
 
 
+def _replies(note: Mapping, note_id: str, source: str, text_fields: Sequence[str]) -> Iterator[ReviewInput]:
+    """The reviews among a submission note's `details.directReplies` (or `replies`); each reply that cannot be
+    read is a dead letter of its own."""
+    details = note.get("details") if isinstance(note.get("details"), Mapping) else {}
+    key = "directReplies" if details.get("directReplies") else "replies"
+    replies = details.get(key) or []
+    if not isinstance(replies, list):
+        raise wrong_type(f"details.{key}", "list of notes", replies)
+    for index, reply in enumerate(replies):
+        where = f"{source}#{note_id}/{key}[{index}]"
+        try:
+            if not isinstance(reply, Mapping):
+                raise ReviewInputError("unreadable_review", f"a reply that is not an object: {type(reply).__name__}")
+            content = as_mapping(reply.get("content"), f"details.{key}.content")
+            if not _text_fields(content, text_fields, f"details.{key}.content."):
+                continue  # a decision or comment without review text
+            items = list(parse_openreview_note({**reply, "forum": reply.get("forum") or note_id}, source, text_fields))
+        except (ReviewInputError, DocumentError, *PARSER_ERRORS) as err:
+            error = _as_review_error(err)
+            items = [DeadLetter(where, "read_reviews", error.reason, error.detail[:500])]
+        yield from items
+
+
+@_raises_only_review_errors
 def parse_openreview_note(
     note: Mapping, source: str, text_fields: Sequence[str] = REVIEW_TEXT_FIELDS
 ) -> Iterator[ReviewInput]:
     """One OpenReview note (API v1 or v2, or a flat CSV row): a submission with its replies, or a review."""
     content = note.get("content")
+    prefix = "content."
     if not isinstance(content, Mapping):
-        content = note  # the flat CSV export: content fields are columns
-    note_id = _text(note.get("id"))
-    forum = _text(note.get("forum")) or _text(note.get("replyto"))
+        content, prefix = note, ""  # the flat CSV export: content fields are columns
+    note_id = _identifier(note.get("id"), "id")
+    forum = _identifier(note.get("forum"), "forum") or _identifier(note.get("replyto"), "replyto")
     invitation = _invitations(note)
-    year = _year_of(invitation, _text(_value(content, "venue")), note.get("cdate"), note.get("tcdate"))
-    fields = _text_fields(content, text_fields)
+    venue = _text(_value(content, "venue"), f"{prefix}venue")
+    year = _year_of(invitation, venue, note.get("cdate"), note.get("tcdate"))
+    fields = _text_fields(content, text_fields, prefix)
     is_submission = (
         _value(content, "title") is not None and _value(content, "abstract") is not None and not fields
     ) or (note_id is not None and forum == note_id and not fields)
@@ -285,17 +371,14 @@ def parse_openreview_note(
             raise ReviewInputError("missing_id", "a submission note without an id")
         yield Submission(
             note_id,
-            _text(_value(content, "title")),
-            _text(_value(content, "abstract")),
+            _text(_value(content, "title"), f"{prefix}title"),
+            _text(_value(content, "abstract"), f"{prefix}abstract"),
             year,
-            _text(_value(content, "venue")) or invitation.split("/-/")[0] or None,
+            venue or invitation.split("/-/")[0] or None,
             source,
-            tuple(str(a) for a in (_value(content, "authors") or ()) if a),
+            _authors(_value(content, "authors")),
         )
-        details = note.get("details") if isinstance(note.get("details"), Mapping) else {}
-        for reply in details.get("directReplies") or details.get("replies") or ():
-            if isinstance(reply, Mapping) and _text_fields(reply.get("content") or {}, text_fields):
-                yield from parse_openreview_note({**reply, "forum": reply.get("forum") or note_id}, source, text_fields)
+        yield from _replies(note, note_id, source, text_fields)
         return
     if not note_id or not forum:
         raise ReviewInputError(
@@ -311,11 +394,19 @@ def parse_openreview_note(
 def parse_review_record(
     record: object, source: str, text_fields: Sequence[str] = REVIEW_TEXT_FIELDS
 ) -> Iterator[ReviewInput]:
-    """A decoded JSON value in any of the layouts; raises `ReviewInputError` for anything else."""
+    """A decoded JSON value in any of the layouts; raises `ReviewInputError` (only) for anything else."""
+    return _parse_nested(record, source, text_fields, 0)
+
+
+@_raises_only_review_errors
+def _parse_nested(record: object, source: str, text_fields: Sequence[str], depth: int) -> Iterator[ReviewInput]:
+    if depth > _MAX_NESTING:
+        raise ReviewInputError("too_deep", f"notes nested more than {_MAX_NESTING} lists deep")
     if isinstance(record, list):
         for index, item in enumerate(record):
             yield from _guarded(
-                lambda item=item, index=index: parse_review_record(item, f"{source}[{index}]", text_fields), source
+                lambda item=item, index=index: _parse_nested(item, f"{source}[{index}]", text_fields, depth + 1),
+                source,
             )
         return
     if not isinstance(record, Mapping):
@@ -323,7 +414,7 @@ def parse_review_record(
     if "reviews" in record:
         yield from parse_peerread(record, source, text_fields)
     elif isinstance(record.get("notes"), list):
-        yield from parse_review_record(record["notes"], source, text_fields)
+        yield from _parse_nested(record["notes"], source, text_fields, depth + 1)
     elif "content" in record or "forum" in record:
         yield from parse_openreview_note(record, source, text_fields)
     else:
@@ -332,13 +423,13 @@ def parse_review_record(
         )
 
 
-def _guarded(produce, source: str) -> Iterator[ReviewInput]:
+def _guarded(produce: Callable[[], Iterator[ReviewInput]], source: str) -> Iterator[ReviewInput]:
+    """What `produce` yields, then a dead letter in place of any error it raises."""
     try:
         yield from produce()
-    except ReviewInputError as err:
-        yield DeadLetter(source, "read_reviews", err.reason, err.detail[:500])
-    except (TypeError, KeyError, AttributeError, ValueError) as err:
-        yield DeadLetter(source, "read_reviews", "parser_error", f"{type(err).__name__}: {err}"[:500])
+    except (ReviewInputError, DocumentError, *PARSER_ERRORS) as err:
+        error = _as_review_error(err)
+        yield DeadLetter(source, "read_reviews", error.reason, error.detail[:500])
 
 
 def _decode(data: bytes, source: str) -> str:
@@ -361,12 +452,21 @@ def parse_review_file(data: bytes, path: str, text_fields: Sequence[str] = REVIE
         return
     if lower.endswith(".csv"):
         csv.field_size_limit(2**31 - 1)
-        for number, row in enumerate(csv.DictReader(io.StringIO(text)), start=2):
+        rows = csv.DictReader(io.StringIO(text, newline=""))  # newline="": the csv module reads line ends
+        number = 1
+        while True:
+            number += 1
+            try:
+                row = next(rows)
+            except StopIteration:
+                return
+            except csv.Error as err:  # the reader cannot find the next row: the rest of the file is lost
+                yield DeadLetter(f"{path}:{number}", "read_reviews", "bad_csv", f"{err}; rows from here are unread")
+                return
             yield from _guarded(
                 lambda row=row, number=number: parse_openreview_note(row, f"{path}:{number}", text_fields),
                 f"{path}:{number}",
             )
-        return
     if lower.endswith((".jsonl", ".ndjson")):
         for number, line in enumerate(text.splitlines(), start=1):
             if line.strip():
@@ -381,8 +481,12 @@ def parse_review_file(data: bytes, path: str, text_fields: Sequence[str] = REVIE
 def _parse_json(text: str, source: str, text_fields: Sequence[str]) -> Iterator[ReviewInput]:
     try:
         record = json.loads(text)
+    except RecursionError as err:
+        raise ReviewInputError("too_deep", "JSON nested deeper than the parser's recursion limit") from err
     except json.JSONDecodeError as err:
         raise ReviewInputError("bad_json", f"{err.msg} at line {err.lineno} column {err.colno}") from err
+    except ValueError as err:  # an integer literal past Python's 4,300-digit conversion limit
+        raise ReviewInputError("bad_json", str(err)) from err
     yield from parse_review_record(record, source, text_fields)
 
 

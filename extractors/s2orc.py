@@ -11,45 +11,78 @@ Layouts recognised, by their keys:
   `body_text` with `{{cite:…}}` markers and `cite_spans`, `bib_entries` with `bib_entry_raw`,
   `contained_arXiv_ids` and `ids.doi`.
 Citation offsets are character offsets into each paragraph's `text`, as in the source.
+
+Wrongly typed fields (readers in `extractors.fields`; `wrong_type:<field path>` is the dead-letter reason):
+- `paper_id` (S2 id, or unarXive's arXiv id), `arxiv_id`, `doi`, `metadata.id`: text or an integer's digits
+  (an integer is never an arXiv id or DOI, so it is then absent, as a malformed id string is); else dead letter.
+- `title`, `abstract` (as text), `body_text.text`, `body_text.section`, `body_text.sec_num`: text; a number
+  becomes its text (`section: 3` -> heading "3"); a list, object or boolean dead-letters.
+- `metadata`, `grobid_parse`/`latex_parse`/`pdf_parse`, `bib_entries` and each entry, `other_ids`, `ids`:
+  objects; `body_text`/`back_matter`/`abstract` blocks, `cite_spans`, `versions`: lists of objects; a
+  structure of another type dead-letters (the record is not the layout it looks like).
+- `cite_spans.start`/`end`: integers (integral floats and integer text accepted); a missing offset, or a span
+  reversed or past its paragraph's text, drops that one mention as before (uncounted: no counter reaches here).
+- `cite_spans.ref_id`, `other_ids.DOI`/`arXiv` values, `contained_arXiv_ids` (objects with `id`, or strings),
+  `contained_links` (objects with `url`, or strings), `ids.doi`: text or an integer's digits; else dead letter.
+- `authors` (record, metadata and bib entries): as in `extractors.metadata` (one string is split into names);
+  `year`: as there; `categories`: a space-separated string or a list of text; `versions[].created` and
+  `update_date`: text, numbers dead-letter (epoch seconds or a year?).
+- Bib entry `title`, `venue`, `raw_text`, `bib_entry_raw`: text, numbers become their text; else dead letter.
+- Any other error raised while parsing becomes `DocumentError("parser_error", …)`; JSON nested deeper than the
+  interpreter's recursion limit is `too_deep`.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
+from extractors.fields import (
+    as_author_names,
+    as_identifier,
+    as_int,
+    as_mapping,
+    as_mappings,
+    as_text,
+    as_texts,
+    as_year,
+    wrong_type,
+)
 from extractors.ids import normalize_arxiv_id, normalize_doi, paper_id_for
 from extractors.records import BibEntry, Mention, Paragraph, ParsedDocument
 from extractors.sentences import split_sentences
-from extractors.tei import DocumentError, parse_date
+from extractors.tei import DocumentError, parse_date, raises_only_document_errors
 
 
-def authors_from_json(value: Any) -> tuple[str, ...]:
-    names = []
-    for author in value or ():
-        if isinstance(author, Mapping):
-            parts = [author.get("first") or "", *(author.get("middle") or ()), author.get("last") or ""]
-            name = " ".join(p.strip() for p in parts if p and p.strip())
-        else:
-            name = str(author).strip()
-        if name:
-            names.append(name)
-    return tuple(names)
+def authors_from_json(value: Any, path: str = "authors") -> tuple[str, ...]:
+    """Names from S2ORC's `[{first, middle, last}]`, a list of name strings, or one arXiv-style string."""
+    return as_author_names(value, path)
 
 
-def _ids_from(other_ids: Any) -> tuple[str | None, str | None]:
+def _ids_from(other_ids: Any, path: str) -> tuple[str | None, str | None]:
     """(doi, arxiv_id) from an `other_ids` mapping whose key case varies across releases."""
     doi = arxiv = None
-    if isinstance(other_ids, Mapping):
-        for key, values in other_ids.items():
-            values = values if isinstance(values, list) else [values]
-            for value in values:
-                if key.lower() == "doi" and doi is None:
-                    doi = normalize_doi(str(value))
-                elif key.lower() == "arxiv" and arxiv is None:
-                    arxiv = normalize_arxiv_id(str(value))
+    for key, values in as_mapping(other_ids, path).items():
+        kind = str(key).lower()
+        if kind not in ("doi", "arxiv"):
+            continue
+        for value in values if isinstance(values, list) else [values]:
+            value = as_identifier(value, f"{path}.{key}")
+            if kind == "doi" and doi is None:
+                doi = normalize_doi(value)
+            elif kind == "arxiv" and arxiv is None:
+                arxiv = normalize_arxiv_id(value)
     return doi, arxiv
+
+
+def _linked_id(item: Any, path: str, key: str) -> str | None:
+    """unarXive's `contained_arXiv_ids` / `contained_links` items: `{key: ...}` objects, or plain strings."""
+    if isinstance(item, Mapping):
+        return as_identifier(item.get(key), f"{path}.{key}")
+    if isinstance(item, str):
+        return as_identifier(item, path)
+    raise wrong_type(path, "list of objects", item)
 
 
 def parse_year(value: Any) -> int | None:
@@ -61,33 +94,35 @@ def parse_year(value: Any) -> int | None:
 
 
 def _bib_entries(entries: Any) -> tuple[BibEntry, ...]:
-    if not isinstance(entries, Mapping):
-        return ()
     result = []
-    for key, entry in entries.items():
+    for key, entry in as_mapping(entries, "bib_entries").items():
         if not isinstance(entry, Mapping):
-            continue
-        doi, arxiv = _ids_from(entry.get("other_ids"))
-        raw = entry.get("raw_text") or entry.get("bib_entry_raw")
+            raise wrong_type("bib_entries", "object of objects", entry)
+        doi, arxiv = _ids_from(entry.get("other_ids"), "bib_entries.other_ids")
+        raw = as_text(entry.get("raw_text"), "bib_entries.raw_text") or as_text(
+            entry.get("bib_entry_raw"), "bib_entries.bib_entry_raw"
+        )
         if "bib_entry_raw" in entry:  # unarXive
-            for linked in entry.get("contained_arXiv_ids") or ():
-                arxiv = arxiv or normalize_arxiv_id(str(linked.get("id") if isinstance(linked, Mapping) else linked))
-            ids = entry.get("ids")
-            if doi is None and isinstance(ids, Mapping):
-                doi = normalize_doi(ids.get("doi"))
-            for link in entry.get("contained_links") or ():
-                url = link.get("url") if isinstance(link, Mapping) else None
+            for linked in _list(entry.get("contained_arXiv_ids"), "bib_entries.contained_arXiv_ids"):
+                arxiv = arxiv or normalize_arxiv_id(_linked_id(linked, "bib_entries.contained_arXiv_ids", "id"))
+            ids = as_mapping(entry.get("ids"), "bib_entries.ids")
+            if doi is None:
+                doi = normalize_doi(as_identifier(ids.get("doi"), "bib_entries.ids.doi"))
+            for link in _list(entry.get("contained_links"), "bib_entries.contained_links"):
+                url = _linked_id(link, "bib_entries.contained_links", "url")
                 if doi is None and url and "doi" in url:
                     doi = normalize_doi(url)
         if arxiv is None and raw and "arxiv" in raw.lower():
             arxiv = normalize_arxiv_id(raw)
+        title = as_text(entry.get("title"), "bib_entries.title")
+        venue = as_text(entry.get("venue"), "bib_entries.venue")
         result.append(
             BibEntry(
                 bib_id=str(key),
-                title=(entry.get("title") or "").strip() or None,
-                authors=authors_from_json(entry.get("authors")),
-                year=parse_year(entry.get("year")),
-                venue=(entry.get("venue") or "").strip() or None,
+                title=(title or "").strip() or None,
+                authors=authors_from_json(entry.get("authors"), "bib_entries.authors"),
+                year=as_year(entry.get("year"), "bib_entries.year"),
+                venue=(venue or "").strip() or None,
                 doi=doi,
                 arxiv_id=arxiv,
                 raw=raw.strip() if isinstance(raw, str) and raw.strip() else None,
@@ -96,32 +131,37 @@ def _bib_entries(entries: Any) -> tuple[BibEntry, ...]:
     return tuple(result)
 
 
-def _paragraphs(blocks: Iterable[Any], kind: str, first_section: int) -> tuple[list[Paragraph], int]:
+def _list(value: Any, path: str) -> list[Any]:
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise wrong_type(path, "list", value)
+    return value
+
+
+def _paragraphs(blocks: Any, kind: str, first_section: int, path: str) -> tuple[list[Paragraph], int]:
     """Paragraphs from a `body_text`-like list; a new section starts where the section name changes."""
     paragraphs: list[Paragraph] = []
     section_index = first_section - 1
     previous: object = object()
-    for block in blocks or ():
-        if not isinstance(block, Mapping):
-            continue
-        text = block.get("text") or ""
-        if not isinstance(text, str):
-            continue
-        section = block.get("section") or None
-        marker = (section, block.get("sec_num") or block.get("sec_number"))
+    for block in as_mappings(blocks, path):
+        text = as_text(block.get("text"), f"{path}.text") or ""
+        section = as_text(block.get("section"), f"{path}.section") or None
+        sec_num = as_text(block.get("sec_num"), f"{path}.sec_num") or as_text(
+            block.get("sec_number"), f"{path}.sec_number"
+        )
+        marker = (section, sec_num)
         if marker != previous:
             section_index += 1
             previous = marker
         mentions = []
-        for span in block.get("cite_spans") or ():
-            try:
-                start, end = int(span["start"]), int(span["end"])
-            except (KeyError, TypeError, ValueError):
+        for span in as_mappings(block.get("cite_spans"), f"{path}.cite_spans"):
+            start = as_int(span.get("start"), f"{path}.cite_spans.start")
+            end = as_int(span.get("end"), f"{path}.cite_spans.end")
+            if start is None or end is None or not 0 <= start <= end <= len(text):
                 continue
-            if not 0 <= start <= end <= len(text):
-                continue
-            ref = span.get("ref_id")
-            mentions.append(Mention(start=start, end=end, text=text[start:end], bib_id=str(ref) if ref else None))
+            ref = as_identifier(span.get("ref_id"), f"{path}.cite_spans.ref_id")
+            mentions.append(Mention(start=start, end=end, text=text[start:end], bib_id=ref or None))
         mentions.sort(key=lambda m: (m.start, m.end))
         if not text.strip() and not mentions:
             continue
@@ -140,6 +180,9 @@ def _paragraphs(blocks: Iterable[Any], kind: str, first_section: int) -> tuple[l
 
 
 def _layout(record: Mapping[str, Any]) -> str:
+    content = record.get("content")
+    if "corpusid" in record and isinstance(content, Mapping) and ("text" in content or "annotations" in content):
+        return "s2ag"  # the Semantic Scholar Datasets API's S2ORC: `extractors/s2ag.py`
     if "grobid_parse" in record or "latex_parse" in record:
         return "s2orc-2019"
     if "pdf_parse" in record:
@@ -156,51 +199,71 @@ def _layout(record: Mapping[str, Any]) -> str:
     raise DocumentError("unknown_layout", f"no S2ORC or unarXive layout fits keys {sorted(record)[:8]}")
 
 
+def _as_abstract_text(value: Any, path: str) -> str | None:
+    """An abstract given as one string (a number becomes its text); block lists and objects are read as blocks."""
+    return None if isinstance(value, list | Mapping) else as_text(value, path)
+
+
+@raises_only_document_errors
 def parse_s2orc_record(record: Any, source: str, stem: str) -> ParsedDocument:
     """Parse one S2ORC / unarXive JSON object. Raises `DocumentError` with a drop reason when it cannot."""
     if not isinstance(record, Mapping):
         raise DocumentError("unknown_layout", f"expected a JSON object, got {type(record).__name__}")
     layout = _layout(record)
-    metadata = record.get("metadata") if isinstance(record.get("metadata"), Mapping) else {}
+    if layout == "s2ag":
+        from extractors.s2ag import parse_s2ag_record
+
+        return parse_s2ag_record(record, source, stem)
+    metadata = as_mapping(record.get("metadata"), "metadata")
     parse: Mapping[str, Any] = record
     if layout == "s2orc-2019":
-        parse = record.get("grobid_parse") or record.get("latex_parse") or {}
+        parse = as_mapping(record.get("grobid_parse"), "grobid_parse") or as_mapping(
+            record.get("latex_parse"), "latex_parse"
+        )
     elif layout == "s2orc-doc2json":
-        parse = record.get("pdf_parse") or {}
-    title = metadata.get("title") or record.get("title")
+        parse = as_mapping(record.get("pdf_parse"), "pdf_parse")
+    title = as_text(metadata.get("title"), "metadata.title") or as_text(record.get("title"), "title")
     abstract_blocks = parse.get("abstract")
     if isinstance(abstract_blocks, Mapping):  # unarXive: {"text": ...}
         abstract_blocks = [{"text": abstract_blocks.get("text") or "", "section": "Abstract"}]
-    elif isinstance(abstract_blocks, str):
-        abstract_blocks = [{"text": abstract_blocks, "section": "Abstract"}]
-    abstract_pars, next_section = _paragraphs(abstract_blocks or (), "abstract", 0)
-    body_pars, next_section = _paragraphs(parse.get("body_text") or (), "body", next_section)
-    back_pars, _ = _paragraphs(parse.get("back_matter") or record.get("back_matter") or (), "back", next_section)
+    elif not isinstance(abstract_blocks, list) and abstract_blocks is not None:
+        abstract_blocks = [{"text": as_text(abstract_blocks, "abstract"), "section": "Abstract"}]
+    abstract_pars, next_section = _paragraphs(abstract_blocks, "abstract", 0, "abstract")
+    body_pars, next_section = _paragraphs(parse.get("body_text"), "body", next_section, "body_text")
+    back_blocks = parse.get("back_matter") or record.get("back_matter")
+    back_pars, _ = _paragraphs(back_blocks, "back", next_section, "back_matter")
     if not body_pars:
         raise DocumentError("no_body", f"{layout} record has no body_text paragraph")
-    abstract = metadata.get("abstract") or record.get("abstract") if layout != "unarxive" else None
-    if not isinstance(abstract, str):
+    abstract = None
+    if layout != "unarxive":
+        abstract = _as_abstract_text(metadata.get("abstract"), "metadata.abstract") or _as_abstract_text(
+            record.get("abstract"), "abstract"
+        )
+    if not abstract:
         abstract = " ".join(p.text for p in abstract_pars) or None
-    arxiv_id = normalize_arxiv_id(str(metadata.get("arxiv_id") or record.get("arxiv_id") or "")) or None
+    arxiv_id = normalize_arxiv_id(
+        as_identifier(metadata.get("arxiv_id"), "metadata.arxiv_id")
+        or as_identifier(record.get("arxiv_id"), "arxiv_id")
+    )
     if layout == "unarxive":
-        arxiv_id = normalize_arxiv_id(str(record.get("paper_id") or metadata.get("id") or ""))
-    doi = normalize_doi(metadata.get("doi") or record.get("doi"))
-    s2_id = str(record["paper_id"]) if record.get("paper_id") and layout != "unarxive" else None
-    date, year = None, parse_year(metadata.get("year") or record.get("year"))
-    versions = metadata.get("versions")
-    if isinstance(versions, list) and versions:
+        arxiv_id = normalize_arxiv_id(
+            as_identifier(record.get("paper_id"), "paper_id") or as_identifier(metadata.get("id"), "metadata.id")
+        )
+    doi = normalize_doi(as_identifier(metadata.get("doi"), "metadata.doi") or as_identifier(record.get("doi"), "doi"))
+    s2_id = as_identifier(record.get("paper_id"), "paper_id") or None if layout != "unarxive" else None
+    date, year = None, as_year(metadata.get("year"), "metadata.year") or as_year(record.get("year"), "year")
+    versions = as_mappings(metadata.get("versions"), "metadata.versions")
+    if versions:
         from extractors.metadata import first_version_date
 
-        date = first_version_date(versions)
+        date = first_version_date(versions, "metadata.versions")
         year = date.year if date else year
-    elif metadata.get("update_date") and year is None:
-        _, year = parse_date(metadata.get("update_date"))
-    categories = tuple(str(metadata.get("categories") or "").split())
-    authors = authors_from_json(metadata.get("authors") or record.get("authors"))
-    if layout == "unarxive" and isinstance(metadata.get("authors"), str):
-        from extractors.metadata import split_authors
-
-        authors = split_authors(metadata["authors"])
+    elif year is None:
+        _, year = parse_date(as_text(metadata.get("update_date"), "metadata.update_date", numbers=False))
+    categories = as_texts(metadata.get("categories"), "metadata.categories")
+    authors = authors_from_json(metadata.get("authors"), "metadata.authors") or authors_from_json(
+        record.get("authors"), "authors"
+    )
     paper_id = paper_id_for(arxiv_id=arxiv_id, doi=doi, s2_paper_id=s2_id, fallback=stem)
     title = title.strip() if isinstance(title, str) and title.strip() else None
     if title is None and not (arxiv_id or doi or s2_id):
@@ -227,8 +290,15 @@ def load_json_record(text: str) -> Any:
     """`json.loads` that names the failure: truncated JSON and other malformed JSON are told apart."""
     try:
         return json.loads(text)
+    except RecursionError as err:
+        raise DocumentError("too_deep", f"JSON nested deeper than the parser's recursion limit: {err}") from err
     except json.JSONDecodeError as err:
         stripped = text.rstrip()
-        truncated = err.pos >= len(stripped) - 1 or err.msg.startswith(("Unterminated", "Expecting"))
-        truncated = truncated and err.pos >= len(stripped) - 2
+        # cut short: the error is at the very end, or a string opened and never closed (JSON strings hold
+        # no raw newline, so an unterminated one runs to the end of the line)
+        truncated = err.msg.startswith("Unterminated string") or (
+            err.pos >= len(stripped) - 1 and err.msg.startswith(("Expecting", "Invalid control character"))
+        )
         raise DocumentError("truncated_json" if truncated else "malformed_json", str(err)) from err
+    except ValueError as err:  # an integer literal past Python's 4,300-digit conversion limit
+        raise DocumentError("malformed_json", str(err)) from err

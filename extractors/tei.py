@@ -14,8 +14,12 @@ Where the text lives:
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import re
+import xml.etree.ElementTree as ElementTree
+from collections.abc import Callable
 from pathlib import PurePosixPath
+from typing import ParamSpec, TypeVar
 
 from lxml import etree
 
@@ -37,6 +41,36 @@ class DocumentError(ValueError):
         super().__init__(f"{reason}: {detail}" if detail else reason)
         self.reason = reason
         self.detail = detail
+
+
+# What a parser's own bug or an unforeseen input shape raises; `raises_only_document_errors` names them.
+PARSER_ERRORS: tuple[type[BaseException], ...] = (
+    ValueError,
+    TypeError,
+    LookupError,
+    AttributeError,
+    ArithmeticError,
+    RecursionError,
+)
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def raises_only_document_errors(parse: Callable[_P, _R]) -> Callable[_P, _R]:
+    """Let `parse` raise nothing but `DocumentError`: anything in `PARSER_ERRORS` becomes
+    `DocumentError("parser_error", "<Type>: <message>")`, so a caller that only handles DocumentError (one
+    metadata line in a file of millions) never crashes on one record."""
+
+    @functools.wraps(parse)
+    def guarded(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+        try:
+            return parse(*args, **kwargs)
+        except DocumentError:
+            raise
+        except PARSER_ERRORS as err:
+            raise DocumentError("parser_error", f"{type(err).__name__}: {err}") from err
+
+    return guarded
 
 
 def _q(tag: str) -> str:
@@ -74,6 +108,11 @@ def parse_date(value: str | None) -> tuple[dt.date | None, int | None]:
     return None, year
 
 
+# Steps of `_TextBuilder.walk`'s stack: read an element's text and queue its children; handle one child;
+# append a child's tail; close an `<s>` sentence (then its tail).
+_OPEN, _CHILD, _TAIL, _CLOSE_SENTENCE = range(4)
+
+
 class _TextBuilder:
     """Assembles a paragraph's text from an element tree, recording mention and `<s>` spans."""
 
@@ -97,26 +136,36 @@ class _TextBuilder:
             self.length += len(text)
 
     def walk(self, elem: etree._Element) -> None:
-        self.append(elem.text)
-        for child in elem:
-            if not isinstance(child.tag, str):  # comments, processing instructions
-                self.append(child.tail)
-                continue
-            if child.tag == _q("ref") and child.get("type") == "bibr":
-                self._add_mention(child)
-            elif child.tag == _q("s"):
-                if not self._ends_with_space():
-                    self.append(" ")
-                start = self.length
-                self.walk(child)
+        """Depth first through `elem` with an explicit stack (inline markup can nest thousands deep): each
+        element's text, then its children, each followed by its tail; `<s>` spans and mentions recorded."""
+        stack: list[tuple[int, etree._Element, int]] = [(_OPEN, elem, 0)]
+        while stack:
+            step, node, start = stack.pop()
+            if step == _TAIL:
+                self.append(node.tail)
+            elif step == _CLOSE_SENTENCE:
                 end = self.length
                 if self.parts and self.parts[-1].endswith(" "):
                     end -= 1
                 if end > start:
                     self.sentences.append((start, end))
+                self.append(node.tail)
+            elif step == _OPEN:
+                self.append(node.text)
+                stack.extend((_CHILD, child, 0) for child in reversed(node))
+            elif not isinstance(node.tag, str):  # comments, processing instructions
+                self.append(node.tail)
+            elif node.tag == _q("ref") and node.get("type") == "bibr":
+                self._add_mention(node)
+                self.append(node.tail)
+            elif node.tag == _q("s"):
+                if not self._ends_with_space():
+                    self.append(" ")
+                stack.append((_CLOSE_SENTENCE, node, self.length))
+                stack.append((_OPEN, node, 0))
             else:
-                self.walk(child)
-            self.append(child.tail)
+                stack.append((_TAIL, node, 0))
+                stack.append((_OPEN, node, 0))
 
     def _add_mention(self, ref: etree._Element) -> None:
         raw = _WS.sub(" ", "".join(ref.itertext()))
@@ -152,17 +201,15 @@ class _TextBuilder:
 def _outermost_containers(root: etree._Element, skip: frozenset[str] = frozenset()) -> list[etree._Element]:
     """Paragraph-like elements under `root` with no paragraph-like ancestor below `root`, in order."""
     found: list[etree._Element] = []
-
-    def visit(elem: etree._Element) -> None:
-        for child in elem:
-            if not isinstance(child.tag, str) or child.tag in skip:
-                continue
-            if child.tag in _CONTAINERS:
-                found.append(child)
-            else:
-                visit(child)
-
-    visit(root)
+    stack = list(reversed(root))  # an explicit stack, not recursion: markup can nest thousands deep
+    while stack:
+        child = stack.pop()
+        if not isinstance(child.tag, str) or child.tag in skip:
+            continue
+        if child.tag in _CONTAINERS:
+            found.append(child)
+        else:
+            stack.extend(reversed(child))
     return found
 
 
@@ -286,6 +333,19 @@ def _bib_entry(struct: etree._Element, index: int) -> BibEntry:
     )
 
 
+def _parse_deep_xml(data: bytes) -> etree._Element:
+    """A document nested deeper than libxml2 allows (2,048 levels even with `huge_tree`), read with the
+    standard library's expat, which has no depth limit, into an lxml tree the rest of the parser walks."""
+    builder = etree.TreeBuilder()
+    parser = ElementTree.XMLParser(target=builder)  # expat: no external entities are fetched
+    try:
+        parser.feed(data)
+        return parser.close()
+    except ElementTree.ParseError as err:
+        raise DocumentError("malformed_xml", str(err)) from err
+
+
+@raises_only_document_errors
 def parse_tei(data: bytes, source: str) -> ParsedDocument:
     """Parse one GROBID TEI document. Raises `DocumentError` with a drop reason when it cannot."""
     if not data or not data.strip():
@@ -294,9 +354,12 @@ def parse_tei(data: bytes, source: str) -> ParsedDocument:
     try:
         root = etree.fromstring(data, parser)
     except etree.XMLSyntaxError as err:
-        if "encoding" in str(err).lower() or "utf-8" in str(err).lower() or "bytes" in str(err).lower():
+        if "Excessive depth" in str(err):
+            root = _parse_deep_xml(data)
+        elif "encoding" in str(err).lower() or "utf-8" in str(err).lower() or "bytes" in str(err).lower():
             raise DocumentError("undecodable_bytes", str(err)) from err
-        raise DocumentError("malformed_xml", str(err)) from err
+        else:
+            raise DocumentError("malformed_xml", str(err)) from err
     if root.tag != _q("TEI"):
         raise DocumentError("not_tei", f"root element is {root.tag!r}, not TEI")
 

@@ -1,4 +1,4 @@
-"""Resolve bib entries to papers of the database: identifiers first, then titles.
+"""Resolve bib entries to papers of the database: identifiers first (arXiv id, DOI, S2 corpus id), then titles.
 
 Title matching follows ArSyTa: MinHash-LSH proposes candidates, at most `max_candidates` ranked by
 estimated Jaccard similarity of character shingles, and each is verified by an LCS similarity of at least
@@ -314,12 +314,15 @@ class InMemoryMatcher(ReferenceMatcher):
         self.config = config
         self._by_arxiv: dict[str, str] = {}
         self._by_doi: dict[str, str] = {}
+        self._by_corpus_id: dict[str, str] = {}
         ids, titles, years, seen = [], [], [], set()
         for paper in sorted(papers, key=lambda p: p.paper_id):
             if paper.arxiv_id:
                 self._by_arxiv.setdefault(paper.arxiv_id, paper.paper_id)
             if paper.doi:
                 self._by_doi.setdefault(paper.doi, paper.paper_id)
+            if paper.s2_corpus_id:
+                self._by_corpus_id.setdefault(paper.s2_corpus_id, paper.paper_id)
             title = usable_title(paper.title, config)
             if title is None or paper.paper_id in seen:
                 continue
@@ -339,6 +342,9 @@ class InMemoryMatcher(ReferenceMatcher):
         if entry.doi and entry.doi in self._by_doi:
             count("resolved_by:doi", 1)
             return Resolution(entry.bib_id, self._by_doi[entry.doi], "doi", 1.0)
+        if entry.s2_corpus_id and entry.s2_corpus_id in self._by_corpus_id:
+            count("resolved_by:s2_corpus_id", 1)
+            return Resolution(entry.bib_id, self._by_corpus_id[entry.s2_corpus_id], "s2_corpus_id", 1.0)
         return None
 
     def resolve(self, entry: BibEntry, count: CounterFn = no_count) -> Resolution:

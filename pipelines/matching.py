@@ -1,6 +1,6 @@
 """Reference resolution as Beam joins, for databases too large for one worker.
 
-Identifiers first: references and papers are joined on `arxiv:` and then `doi:` keys. What remains is
+Identifiers first: references and papers are joined on arXiv ids, then DOIs, then S2 corpus ids. What remains is
 matched by title with a MinHash-LSH join (the pieces are in `mapping/matcher.py`, shared with the
 in-memory matcher, so both give the same resolutions):
 
@@ -220,7 +220,7 @@ class _ChooseIdentifierMatchFn(beam.DoFn):
 
 
 class _JoinOnIdentifier(beam.PTransform):
-    """References with an `attribute` (arxiv_id or doi) joined to the papers with the same one."""
+    """References with an `attribute` (arxiv_id, doi or s2_corpus_id) joined to the papers with the same one."""
 
     def __init__(self, attribute: str, method: str) -> None:
         super().__init__()
@@ -245,7 +245,7 @@ class _JoinOnIdentifier(beam.PTransform):
 
 class MatchReferences(beam.PTransform):
     """`{"papers": Paper, "refs": (ref key, BibEntry)}` to `(ref key, Resolution)`: arXiv id, then DOI,
-    then the title join. Outputs `resolutions` and `tally`."""
+    then S2 corpus id, then the title join. Outputs `resolutions` and `tally`."""
 
     def __init__(self, config: MatchConfig) -> None:
         super().__init__()
@@ -255,9 +255,13 @@ class MatchReferences(beam.PTransform):
         papers = inputs[PAPERS]
         by_arxiv = {PAPERS: papers, REFS: inputs[REFS]} | "ByArxivId" >> _JoinOnIdentifier("arxiv_id", "arxiv_id")
         by_doi = {PAPERS: papers, REFS: by_arxiv[REFS]} | "ByDoi" >> _JoinOnIdentifier("doi", "doi")
-        by_title = {PAPERS: papers, REFS: by_doi[REFS]} | "ByTitle" >> MatchTitles(self.config)
-        resolutions = (by_arxiv[DONE], by_doi[DONE], by_title["resolutions"]) | "AllResolutions" >> beam.Flatten()
-        tally = (by_arxiv[TALLY], by_doi[TALLY], by_title[TALLY]) | "MatchTallies" >> beam.Flatten()
+        by_corpus = {PAPERS: papers, REFS: by_doi[REFS]} | "ByS2CorpusId" >> _JoinOnIdentifier(
+            "s2_corpus_id", "s2_corpus_id"
+        )
+        by_title = {PAPERS: papers, REFS: by_corpus[REFS]} | "ByTitle" >> MatchTitles(self.config)
+        identified = (by_arxiv[DONE], by_doi[DONE], by_corpus[DONE])
+        resolutions = (*identified, by_title["resolutions"]) | "AllResolutions" >> beam.Flatten()
+        tally = (by_arxiv[TALLY], by_doi[TALLY], by_corpus[TALLY], by_title[TALLY]) | "MatchTallies" >> beam.Flatten()
         return {"resolutions": resolutions, TALLY: tally}
 
 

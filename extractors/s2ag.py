@@ -1,0 +1,320 @@
+"""S2ORC as the Semantic Scholar Datasets API ("S2AG") ships it since 2023, and its `papers` / `abstracts`
+datasets as the paper database.
+
+A full-text record is `{corpusid, externalids, content: {source, text, annotations}}`: the whole paper is one
+string, and each annotation (`paragraph`, `sectionheader`, `bibref`, `bibentry`, `bibtitle`, ...) is a JSON
+*string* holding a list of `{"start", "end", "attributes"?}` spans into that text, or null.
+
+How the spans become a `ParsedDocument`:
+- body paragraphs are the `paragraph` spans (by start) that do not lie inside an `abstract` span; a paragraph
+  belongs to the section of the nearest `sectionheader` that starts before it, and `section_index` moves on
+  at each header that has paragraphs (the abstract, when there is one, is section 0);
+- mentions are the `bibref` spans inside a paragraph, with offsets relative to it; `attributes.ref_id` is the
+  bib id;
+- bib entries are the `bibentry` spans: `attributes.id` is the bib id, `attributes.matched_paper_id` the cited
+  paper's corpus id; title, authors, venue and date come from the `bib*` spans inside the entry.
+Spans are trimmed of surrounding whitespace. A span that is not a `{start, end}` object, that lies outside the
+text or that holds only whitespace is dropped and counted (`s2ag_span_malformed`, `s2ag_span_out_of_range`,
+`s2ag_span_blank`) through the optional counter callback (`parse_s2orc_record` passes none, so in the pipeline
+they go uncounted); the rest of the record is kept. An annotation this parser reads that is neither null nor a
+JSON list makes the record a dead letter (`malformed_annotations`): its spans cannot be trusted. Annotations it
+does not read (`figure`, `formula`, ...) are never decoded.
+Bib entry years come from a `bibdate` span, else the first year-like number (1800-2099) in the entry's text.
+"""
+
+from __future__ import annotations
+
+import bisect
+import json
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from extractors.ids import normalize_arxiv_id, normalize_corpus_id, normalize_doi, paper_id_for
+from extractors.records import BibEntry, CounterFn, Mention, Paper, PaperAbstract, Paragraph, ParsedDocument, no_count
+from extractors.sentences import split_sentences
+from extractors.tei import DocumentError, parse_date
+
+SOURCE_FORMAT = "s2ag"
+PAPERS_SOURCE = "s2ag-papers"
+
+_YEAR = re.compile(r"(?<![\d./:-])(1[89]\d\d|20\d\d)(?!\.?\d)")
+_WS = re.compile(r"\s+")
+
+
+@dataclass(frozen=True)
+class _Span:
+    """One annotation span: character offsets into the record's text, and its attributes."""
+
+    start: int
+    end: int
+    attributes: Mapping[str, Any] = field(default_factory=dict)
+
+
+class _Spans:
+    """One annotation's spans sorted by start, with the lookup of the spans inside a range."""
+
+    def __init__(self, spans: Sequence[_Span]) -> None:
+        self.spans = sorted(spans, key=lambda s: (s.start, s.end))
+        self.starts = [s.start for s in self.spans]
+
+    def within(self, start: int, end: int) -> list[_Span]:
+        """The spans lying wholly inside `[start, end)`, in order."""
+        found = []
+        for span in self.spans[bisect.bisect_left(self.starts, start) :]:
+            if span.start >= end:
+                break
+            if span.end <= end:
+                found.append(span)
+        return found
+
+    def before(self, position: int) -> int:
+        """How many spans start before `position`."""
+        return bisect.bisect_left(self.starts, position)
+
+
+def is_s2ag_record(record: Mapping[str, Any]) -> bool:
+    """Whether a full-text JSON object has the S2AG layout (`corpusid` and `content` with text/annotations)."""
+    content = record.get("content")
+    return "corpusid" in record and isinstance(content, Mapping) and ("text" in content or "annotations" in content)
+
+
+def _clean(value: Any) -> str | None:
+    if not isinstance(value, str):
+        return None
+    return _WS.sub(" ", value).strip() or None
+
+
+def _trim(text: str, start: int, end: int) -> tuple[int, int]:
+    while start < end and text[start].isspace():
+        start += 1
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    return start, end
+
+
+class _Annotations:
+    """The annotations of one record, decoded on first use."""
+
+    def __init__(self, annotations: Mapping[str, Any], text: str, count: CounterFn) -> None:
+        self._raw, self._text, self._count = annotations, text, count
+        self._decoded: dict[str, _Spans] = {}
+
+    def __getitem__(self, name: str) -> _Spans:
+        if name not in self._decoded:
+            self._decoded[name] = _Spans(self._decode(name))
+        return self._decoded[name]
+
+    def _decode(self, name: str) -> list[_Span]:
+        value = self._raw.get(name)
+        if value is None:
+            return []
+        if isinstance(value, str):
+            try:
+                value = json.loads(value)
+            except json.JSONDecodeError as err:
+                raise DocumentError("malformed_annotations", f"{name}: not JSON ({err.msg} at {err.pos})") from err
+        if not isinstance(value, list):
+            raise DocumentError("malformed_annotations", f"{name}: a JSON {type(value).__name__}, not a list of spans")
+        spans = []
+        for item in value:
+            try:
+                start, end = int(item["start"]), int(item["end"])
+            except (KeyError, TypeError, ValueError):
+                self._count("s2ag_span_malformed", 1)
+                continue
+            if not 0 <= start <= end <= len(self._text):
+                self._count("s2ag_span_out_of_range", 1)
+                continue
+            start, end = _trim(self._text, start, end)
+            if start == end:
+                self._count("s2ag_span_blank", 1)
+                continue
+            attributes = item.get("attributes")
+            spans.append(_Span(start, end, attributes if isinstance(attributes, Mapping) else {}))
+        return spans
+
+
+def _span_text(text: str, span: _Span) -> str | None:
+    return _clean(text[span.start : span.end])
+
+
+def _paragraph(
+    text: str, span: _Span, bibrefs: _Spans, section_index: int, heading: str | None, kind: str
+) -> Paragraph | None:
+    body = text[span.start : span.end]
+    mentions = []
+    for ref in bibrefs.within(span.start, span.end):
+        ref_id = ref.attributes.get("ref_id")
+        start, end = ref.start - span.start, ref.end - span.start
+        mentions.append(Mention(start, end, body[start:end], str(ref_id) if ref_id not in (None, "") else None))
+    if not body.strip():
+        return None
+    return Paragraph(
+        text=body,
+        section_index=section_index,
+        section_heading=heading,
+        sentences=split_sentences(body, [(m.start, m.end) for m in mentions]),
+        mentions=tuple(mentions),
+        kind=kind,
+    )
+
+
+def _body_paragraphs(text: str, annotations: _Annotations, abstract: Sequence[_Span], first: int) -> list[Paragraph]:
+    headers = annotations["sectionheader"]
+    bibrefs = annotations["bibref"]
+    paragraphs: list[Paragraph] = []
+    dense: dict[int, int] = {}  # headers before the paragraph -> section index, numbered as sections appear
+    for span in annotations["paragraph"].spans:
+        if any(a.start <= span.start and span.end <= a.end for a in abstract):
+            continue
+        preceding = headers.before(span.start)
+        heading = _span_text(text, headers.spans[preceding - 1]) if preceding else None
+        section_index = dense.setdefault(preceding, first + len(dense))
+        paragraph = _paragraph(text, span, bibrefs, section_index, heading, "body")
+        if paragraph is not None:
+            paragraphs.append(paragraph)
+    return paragraphs
+
+
+def _year_in(value: str | None) -> int | None:
+    match = _YEAR.search(value or "")
+    return int(match.group(1)) if match else None
+
+
+def _bib_entries(text: str, annotations: _Annotations) -> tuple[BibEntry, ...]:
+    entries = []
+    for position, span in enumerate(annotations["bibentry"].spans):
+        raw = _clean(text[span.start : span.end])
+
+        def inside(name: str, span: _Span = span) -> list[str]:
+            found = (_span_text(text, s) for s in annotations[name].within(span.start, span.end))
+            return [t for t in found if t]
+
+        titles, venues = inside("bibtitle"), inside("bibvenue")
+        year = next((y for y in map(_year_in, inside("bibdate")) if y), None) or _year_in(raw)
+        attributes = span.attributes
+        bib_id = attributes.get("id")
+        doi = normalize_doi(str(attributes.get("doi") or "")) or normalize_doi(raw)
+        arxiv = normalize_arxiv_id(raw) if raw and "arxiv" in raw.lower() else None
+        entries.append(
+            BibEntry(
+                bib_id=str(bib_id) if bib_id not in (None, "") else f"bibentry{position}",
+                title=titles[0] if titles else None,
+                authors=tuple(inside("bibauthor")),
+                year=year,
+                venue=venues[0] if venues else None,
+                doi=doi,
+                arxiv_id=arxiv,
+                raw=raw,
+                s2_corpus_id=normalize_corpus_id(attributes.get("matched_paper_id")),
+            )
+        )
+    return tuple(entries)
+
+
+def _external_ids(record: Mapping[str, Any]) -> tuple[str | None, str | None, str | None]:
+    """(arXiv id, DOI, corpus id) of an S2AG record: `externalids` values may be null, or absent."""
+    ids = record.get("externalids")
+    ids = ids if isinstance(ids, Mapping) else {}
+    arxiv = normalize_arxiv_id(str(ids.get("ArXiv") or "")) or None
+    doi = normalize_doi(str(ids.get("DOI") or ""))
+    corpus = normalize_corpus_id(record.get("corpusid")) or normalize_corpus_id(ids.get("CorpusId"))
+    return arxiv, doi, corpus
+
+
+def parse_s2ag_record(record: Any, source: str, stem: str, count: CounterFn = no_count) -> ParsedDocument:
+    """Parse one S2AG S2ORC record. Raises `DocumentError` (`unknown_layout`, `malformed_annotations`, `no_body`)
+    when it cannot; dropped spans are reported through `count`."""
+    if not isinstance(record, Mapping) or not is_s2ag_record(record):
+        raise DocumentError("unknown_layout", "not an S2AG record: no `corpusid` with `content.text/annotations`")
+    content = record["content"]
+    text = content.get("text")
+    if not isinstance(text, str) or not text.strip():
+        raise DocumentError("no_body", "S2AG record has no content.text")
+    raw_annotations = content.get("annotations")
+    if not isinstance(raw_annotations, Mapping):
+        raise DocumentError("malformed_annotations", f"content.annotations is a {type(raw_annotations).__name__}")
+    annotations = _Annotations(raw_annotations, text, count)
+    abstract_spans = annotations["abstract"].spans
+    abstract_pars = [
+        p
+        for p in (_paragraph(text, s, annotations["bibref"], 0, "Abstract", "abstract") for s in abstract_spans)
+        if p is not None
+    ]
+    body = _body_paragraphs(text, annotations, abstract_spans, 1 if abstract_pars else 0)
+    if not body:
+        raise DocumentError("no_body", "S2AG record has no paragraph annotation with text")
+    arxiv_id, doi, corpus_id = _external_ids(record)
+    titles = [t for t in (_span_text(text, s) for s in annotations["title"].spans) if t]
+    authors = tuple(t for t in (_span_text(text, s) for s in annotations["author"].spans) if t)
+    return ParsedDocument(
+        paper_id=paper_id_for(arxiv_id=arxiv_id, doi=doi, s2_paper_id=None, s2_corpus_id=corpus_id, fallback=stem),
+        source=source,
+        source_format=SOURCE_FORMAT,
+        title=titles[0] if titles else None,
+        abstract=" ".join(p.text for p in abstract_pars) or None,
+        authors=authors,
+        paragraphs=tuple(abstract_pars + body),
+        bib_entries=_bib_entries(text, annotations),
+        arxiv_id=arxiv_id,
+        doi=doi,
+        s2_corpus_id=corpus_id,
+    )
+
+
+def paper_from_s2ag(record: Mapping[str, Any]) -> Paper:
+    """A record of the `papers` dataset into a `Paper` (its abstract is in the `abstracts` dataset)."""
+    arxiv_id, doi, corpus_id = _external_ids(record)
+    if corpus_id is None:
+        raise DocumentError("bad_identifier", f"corpusid {record.get('corpusid')!r} is not a corpus id")
+    date, year = parse_date(str(record.get("publicationdate") or ""))
+    if date is None:
+        year_value = record.get("year")
+        year = year_value if isinstance(year_value, int) and 1000 <= year_value <= 2999 else year
+    authors = record.get("authors")
+    names = (_clean(a.get("name")) for a in authors if isinstance(a, Mapping)) if isinstance(authors, list) else ()
+    fields = record.get("s2fieldsofstudy")
+    categories = [f.get("category") for f in fields if isinstance(f, Mapping)] if isinstance(fields, list) else []
+    return Paper(
+        paper_id=paper_id_for(arxiv_id=arxiv_id, doi=doi, s2_paper_id=None, s2_corpus_id=corpus_id, fallback=None),
+        title=_clean(record.get("title")),
+        abstract=_clean(record.get("abstract")),
+        authors=tuple(n for n in names if n),
+        date=date,
+        year=year,
+        categories=tuple(dict.fromkeys(str(c) for c in categories if isinstance(c, str) and c.strip())),
+        doi=doi,
+        arxiv_id=arxiv_id,
+        source=PAPERS_SOURCE,
+        s2_corpus_id=corpus_id,
+    )
+
+
+def abstract_from_s2ag(record: Mapping[str, Any]) -> PaperAbstract:
+    """A record of the `abstracts` dataset into a `PaperAbstract`."""
+    corpus_id = normalize_corpus_id(record.get("corpusid"))
+    if corpus_id is None:
+        raise DocumentError("bad_identifier", f"corpusid {record.get('corpusid')!r} is not a corpus id")
+    return PaperAbstract(corpus_id=corpus_id, abstract=_clean(record.get("abstract")))
+
+
+def s2ag_metadata_record(record: Mapping[str, Any]) -> Paper | PaperAbstract:
+    """A `papers` record (title or externalids) into a `Paper`, an `abstracts` record into a `PaperAbstract`."""
+    if "title" in record or "externalids" in record:
+        return paper_from_s2ag(record)
+    if "abstract" in record:
+        return abstract_from_s2ag(record)
+    raise DocumentError("unknown_layout", f"S2AG record with neither title nor abstract: keys {sorted(record)[:8]}")
+
+
+def with_abstract(paper: Paper, abstracts: Iterable[PaperAbstract]) -> Paper:
+    """`paper` with the abstract of its corpus id filled in when it has none. Of several non-empty abstracts for
+    that corpus id the longest wins (then the first in text order), whatever order they arrive in."""
+    if paper.abstract or paper.s2_corpus_id is None:
+        return paper
+    texts = [a.abstract for a in abstracts if a.corpus_id == paper.s2_corpus_id and a.abstract]
+    if not texts:
+        return paper
+    return replace(paper, abstract=min(texts, key=lambda t: (-len(t), t)))
