@@ -12,14 +12,17 @@ Two views of every citation whose bib entry resolves to a database paper other t
 A group such as "[3, 4]" or "(Smith 2019; Lee 2020)" is several markers, so it gives one context per
 target, the other members appearing as OTHERCIT.
 
-Every mention becomes a context or is counted under one `dropped_<reason>`.
+Every mention becomes a context or is counted under one `dropped_<reason>`. Markers whose spans overlap
+(S2ORC and unarXive records have nested and duplicated cite spans) are reduced to a non-overlapping set
+first (`non_overlapping_mentions`), so that masking never has to choose between two claims on the same
+characters and TARGETCIT always stands where its marker was.
 """
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
 from extractors.records import Context, CounterFn, Mention, Paragraph, ParsedDocument, no_count
 
@@ -37,12 +40,42 @@ class ContextConfig:
         return asdict(self)
 
 
+def spans_overlap(a: Mention, b: Mention) -> bool:
+    """Whether two mentions claim a common character: half-open spans that each start before the other ends.
+
+    A zero-length mention therefore overlaps only a span that strictly contains its position.
+    """
+    return a.start < b.end and b.start < a.end
+
+
+def non_overlapping_mentions(mentions: Sequence[Mention]) -> tuple[tuple[Mention, ...], tuple[Mention, ...]]:
+    """`(kept, dropped)`: a set of the paragraph's mentions whose spans do not overlap, and the others.
+
+    Rule: linked mentions (with a bib id) first, as many of them as can be kept (interval scheduling: by
+    earliest end, then earliest start, then the paragraph's order, keep a mention that overlaps none kept);
+    then unlinked mentions, in the same order, where they overlap no kept mention. So a group span that
+    holds its members' spans gives way to the members, an unlinked span never costs a linked one a context,
+    and of identical spans the first in the paragraph is kept. Both tuples keep the paragraph's order.
+    """
+    order = sorted(range(len(mentions)), key=lambda k: (mentions[k].bib_id is None, mentions[k].end, mentions[k].start))
+    kept_at: list[int] = []
+    for k in order:
+        if not any(spans_overlap(mentions[k], mentions[j]) for j in kept_at):
+            kept_at.append(k)
+    keep = set(kept_at)
+    kept = tuple(m for k, m in enumerate(mentions) if k in keep)
+    dropped = tuple(m for k, m in enumerate(mentions) if k not in keep)
+    return kept, dropped
+
+
 def mask_markers(
     text: str, mentions: Sequence[Mention], target: Mention | None, config: ContextConfig
 ) -> tuple[str, int, int]:
     """`text` with markers replaced: `target` by " TARGETCIT ", the others by "OTHERCIT".
 
     Returns the masked text and the span the target's replacement occupies in it ((-1, -1) without one).
+    A mention overlapping an earlier one is skipped; `target` (matched by identity) must not be such a
+    mention and must be one of `mentions`, else ValueError: pass `non_overlapping_mentions(...)[0]`.
     """
     pieces: list[str] = []
     cursor = 0
@@ -63,6 +96,11 @@ def mask_markers(
             pieces.append(f"{pad_left}{config.other_token}{pad_right}")
         cursor = mention.end
     pieces.append(text[cursor:])
+    if target is not None and target_span[0] < 0:
+        raise ValueError(
+            f"target mention {target!r} overlaps an earlier mention or is not one of the mentions given; "
+            "keep only non_overlapping_mentions() before masking"
+        )
     return "".join(pieces), target_span[0], target_span[1]
 
 
@@ -107,7 +145,13 @@ def _sentence_of(paragraph: Paragraph, mention: Mention) -> int:
 def cut_sentence_context(
     paragraphs: Sequence[Paragraph], paragraph_index: int, target: Mention, config: ContextConfig
 ) -> str:
-    """The citing sentence with its neighbours from the same section, markers replaced."""
+    """The citing sentence with its neighbours from the same section, markers replaced.
+
+    A marker belongs to the sentence it starts in: a sentence's text runs to the end of its last marker and
+    starts after a marker begun in the sentence before. The citing sentence always holds the target, also
+    when the target starts between sentences or at a sentence's end (it is then stretched to cover it, and
+    the markers that start where the target does).
+    """
     paragraph = paragraphs[paragraph_index]
     section = paragraph.section_index
     # the section's sentences, as (paragraph index, sentence span), in order
@@ -123,16 +167,20 @@ def cut_sentence_context(
             units.append((p_idx, span))
     if here < 0:
         return ""
-    chosen = units[max(0, here - config.sentences_before) : here + config.sentences_after + 1]
+    first = max(0, here - config.sentences_before)
     texts = []
-    for p_idx, (start, end) in chosen:
+    for u_idx, (p_idx, (start, end)) in enumerate(units[first : here + config.sentences_after + 1], start=first):
         par = paragraphs[p_idx]
-        inside = [m for m in par.mentions if start <= m.start < end]
+        is_here = u_idx == here
+        if is_here:
+            start, end = min(start, target.start), max(end, target.end)
+        start = max([start] + [m.end for m in par.mentions if m.start < start < m.end])
+        inside = [m for m in par.mentions if start <= m.start < end or (is_here and m.start == target.start)]
         end = max([end] + [m.end for m in inside])
         local = [Mention(m.start - start, m.end - start, m.text, m.bib_id) for m in inside]
         local_target = None
-        if p_idx == paragraph_index and target in inside:
-            local_target = local[inside.index(target)]
+        if is_here:
+            local_target = next(loc for loc, m in zip(local, inside, strict=True) if m is target)
         masked, _, _ = mask_markers(par.text[start:end], local, local_target, config)
         texts.append(masked.strip())
     return " ".join(t for t in texts if t)
@@ -146,12 +194,23 @@ def cut_contexts(
 ) -> list[Context]:
     """Every context of `document`. `resolved` maps bib ids to database paper ids (None: unresolved).
 
-    Counts `mentions`, `mentions_linked` and one `dropped_<reason>` per mention that gives no context.
+    Counts `mentions`, `mentions_linked` and one `dropped_<reason>` per mention that gives no context. A
+    mention overlapping another (see `non_overlapping_mentions`) is `dropped_overlapping_span` before it is
+    looked at further, so `mentions_linked` counts the kept mentions with a bib id; both views are cut from
+    paragraphs that carry only the kept mentions.
     """
     bib_ids = {entry.bib_id for entry in document.bib_entries}
     per_pair: Counter[str] = Counter()
     contexts: list[Context] = []
-    for p_idx, paragraph in enumerate(document.paragraphs):
+    paragraphs: list[Paragraph] = []
+    for paragraph in document.paragraphs:
+        kept, dropped = non_overlapping_mentions(paragraph.mentions)
+        if dropped:
+            count("mentions", len(dropped))
+            count("dropped_overlapping_span", len(dropped))
+            paragraph = replace(paragraph, mentions=kept)
+        paragraphs.append(paragraph)
+    for p_idx, paragraph in enumerate(paragraphs):
         for mention in paragraph.mentions:
             count("mentions", 1)
             if mention.bib_id is None:
@@ -176,8 +235,8 @@ def cut_contexts(
                     citing_id=document.paper_id,
                     cited_id=cited,
                     bib_id=mention.bib_id,
-                    char_context=cut_char_window(document.paragraphs, p_idx, mention, config),
-                    sentence_context=cut_sentence_context(document.paragraphs, p_idx, mention, config),
+                    char_context=cut_char_window(paragraphs, p_idx, mention, config),
+                    sentence_context=cut_sentence_context(paragraphs, p_idx, mention, config),
                     section_heading=paragraph.section_heading,
                     marker=mention.text,
                     citing_date=document.date,

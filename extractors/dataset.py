@@ -1,14 +1,17 @@
-"""Dataset-level logic with no Beam in it: time-based splits, the date check, statistics, the dataset card."""
+"""Dataset-level logic with no Beam in it: time-based splits, the date check, statistics, the dataset card and
+the warnings a run ends with."""
 
 from __future__ import annotations
 
 import datetime as dt
 import json
-from collections.abc import Iterable, Mapping
+import re
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 
 import networkx as nx
 
+from extractors.contexts import ContextConfig
 from extractors.records import Context, CounterFn, Paper, no_count
 
 
@@ -131,6 +134,7 @@ FUNNEL_KEYS = (
 
 # Every reason a mention does not become a context; stats.json always lists each, zero or not.
 DROP_REASONS = (
+    "overlapping_span",
     "unlinked_mention",
     "dangling_link",
     "unresolved_reference",
@@ -187,41 +191,113 @@ def format_funnel(stats: Mapping) -> str:
     return "\n".join(lines)
 
 
+HF_SPLIT_NAME = re.compile(r"^\w+(\.\w+)*$")
+"""The split names HuggingFace `datasets` accepts (its `datasets.splits._split_re`)."""
+_PLAIN_YAML = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_./*-]*$")
+
+DataFiles = str | Sequence[tuple[str, str]]
+"""A config's files: one glob (HuggingFace reads it as the `train` split) or `(split, glob)` pairs."""
+
+
+def hf_front_matter(pretty_name: str, configs: Sequence[tuple[str, DataFiles]]) -> str:
+    """The YAML header of a HuggingFace dataset card: `pretty_name` and `configs`.
+
+    Globs are relative to the dataset's root. Written by hand so that a run needs no PyYAML; names, splits
+    and globs must be plain YAML scalars (ValueError otherwise), split names HuggingFace's.
+    """
+    lines = ["---", f"pretty_name: {json.dumps(pretty_name)}"]
+    lines += ["configs:"] if configs else []
+    for config_name, data_files in configs:
+        pairs = [] if isinstance(data_files, str) else list(data_files)
+        words = [config_name, data_files] if isinstance(data_files, str) else [config_name, *sum(pairs, start=())]
+        for word in words:
+            if not _PLAIN_YAML.match(word) or ".." in word:
+                raise ValueError(f"not a plain relative name or glob for a dataset card: {word!r}")
+        for split, _ in pairs:
+            if not HF_SPLIT_NAME.match(split):
+                raise ValueError(f"{split!r} is not a HuggingFace split name")
+        lines.append(f"- config_name: {config_name}")
+        if isinstance(data_files, str):
+            lines.append(f"  data_files: {data_files}")
+            continue
+        lines.append("  data_files:")
+        for split, glob in pairs:
+            lines += [f"  - split: {split}", f"    path: {glob}"]
+    lines.append("---")
+    return "\n".join(lines) + "\n"
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def _names(words: Sequence[str]) -> str:
+    quoted = [f"`{w}`" for w in words]
+    return quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " and " + quoted[-1]
+
+
 def dataset_card(stats: Mapping, name: str = "citrec arsyta") -> str:
-    """README.md for the written dataset: what it is, how it was built, options, counts, licence notes."""
+    """README.md for the written dataset: what it is, how it was built, options, counts, licence notes.
+
+    Its YAML header lists the configs HuggingFace `datasets` loads: `default` (the contexts, one split per
+    non-empty split), `papers` and `citations`. A split or table with no rows has no file (the writer
+    drops 0-row split shards, and `datasets` rejects a 0-row shard), so it is left out.
+    """
     options = json.dumps(stats.get("options", {}), indent=2, sort_keys=True, default=str)
+    cut = {**ContextConfig().as_metadata(), **(stats.get("options", {}).get("contexts") or {})}
+    window, before, after = int(cut["char_window"]), int(cut["sentences_before"]), int(cut["sentences_after"])
+    target, other = cut["target_token"], cut["other_token"]
     funnel = "\n".join(f"| {k} | {v:,} |" for k, v in stats["funnel"].items())
     splits = "\n".join(f"| {k} | {v:,} | {stats['citing_papers'].get(k, 0):,} |" for k, v in stats["contexts"].items())
     graph = stats["citation_graph"]
-    return f"""---
-configs:
-- config_name: default
-  data_files:
-  - split: train
-    path: contexts/train-*.parquet
-  - split: validation
-    path: contexts/validation-*.parquet
-  - split: test
-    path: contexts/test-*.parquet
----
-# {name}: a local citation recommendation dataset
+    present = [split for split, n in stats["contexts"].items() if n > 0]
+    empty = [split for split, n in stats["contexts"].items() if n == 0]
+    configs: list[tuple[str, DataFiles]] = []
+    if present:
+        configs.append(("default", [(split, f"contexts/{split}-*.parquet") for split in present]))
+    if stats.get("papers", 0) > 0:
+        configs.append(("papers", "papers/*.parquet"))
+    if graph.get("edges", 0) > 0:
+        configs.append(("citations", "citations/*.parquet"))
+    if not present:
+        empty_note = (
+            "\n**No split has contexts**, so there are no `contexts/` files and the header lists no contexts "
+            "config; the funnel below shows where the mentions went.\n"
+        )
+    elif empty:
+        empty_note = (
+            f"\nThe {_names(empty)} {'split has' if len(empty) == 1 else 'splits have'} no contexts, so "
+            f"{'it has' if len(empty) == 1 else 'they have'} no files and the header's `default` config leaves "
+            f"{'it' if len(empty) == 1 else 'them'} out.\n"
+        )
+    else:
+        empty_note = ""
+    if present:
+        glob = 'f"contexts/{s}-*.parquet"'
+        load = (
+            f'ds = load_dataset("parquet", data_files={{s: {glob} for s in {json.dumps(present)}}})\n'
+            'papers = load_dataset("path/to/this/directory", "papers", split="train")  # the configs above'
+        )
+    else:
+        load = 'papers = load_dataset("path/to/this/directory", "papers", split="train")  # the configs above'
+    return f"""{hf_front_matter(name, configs)}# {name}: a local citation recommendation dataset
 
 Built by citrec's `pipelines.arsyta` from parsed papers (GROBID TEI, S2ORC / unarXive JSON) and a paper
 database (arXiv / S2ORC metadata). Each row of `contexts/` is one citation: the citing paper, the cited
 paper, and the text around the citation marker in two views:
 
-- `char_context`: 200 characters each side of the marker, the marker replaced by ` TARGETCIT `, other
-  markers by `OTHERCIT` (the ACL-200 / arXiv(HAtten) convention);
-- `sentence_context`: the citing sentence with one sentence before and after from the same section, with
-  the same replacement, and `section_heading` (the ArSyTa convention).
+- `char_context`: {_plural(window, "character")} each side of the marker (`--char_window`; ACL-200 and
+  arXiv(HAtten) use 200), the marker replaced by ` {target} `, other markers by `{other}`;
+- `sentence_context`: the citing sentence with {_plural(before, "sentence")} before and {after} after from
+  the same section, with the same replacement, and `section_heading` (the ArSyTa convention uses 1 and 1).
 
 Both papers' arXiv `categories`, `primary_category` and ACM CCS 1998 `acm_classes` (derived from
 arXiv's category definitions) travel with each context. Context ids are
 `{{citing_id}}_{{cited_id}}_{{k}}`. Splits are by the citing paper's publication date; a citation of a paper
 published after the citing paper is dropped.
-
+{empty_note}
 ## Files
-- `contexts/{{train,validation,test}}-SSSSS-of-NNNNN.parquet`: the contexts.
+- `contexts/{{train,validation,test}}-SSSSS-of-NNNNN.parquet`: the contexts (an empty split has no file).
 - `papers/`: every paper that a context cites or comes from (id, title, abstract, authors, date,
   categories).
 - `citations/`: the directed citation graph (citing, cited, number of contexts, section headings).
@@ -254,6 +330,39 @@ licence of every source before redistributing this dataset. The code that built 
 Load with HuggingFace datasets:
 ```python
 from datasets import load_dataset
-ds = load_dataset("parquet", data_files={{s: f"contexts/{{s}}-*.parquet" for s in ("train", "validation", "test")}})
+{load}
 ```
 """
+
+
+def dataset_warnings(stats: Mapping) -> list[str]:
+    """What a user should look at after a run, one line each (no "warning:" prefix); none for a sound run.
+
+    - one line per split with no contexts (`stats["contexts"][split] == 0`): the split dates miss the papers;
+    - one line when fewer than half of the linked mentions that reached resolution resolve. Reached:
+      `mentions_linked - dropped_dangling_link` (a dangling link names no bib entry to resolve); lost:
+      `dropped_unresolved_reference + dropped_cited_not_in_database`; warned when `2 * (reached - lost) <
+      reached`. Usually the --metadata database does not hold the cited papers.
+    """
+    warnings = []
+    dates = stats.get("options", {}).get("split") or {}
+    when = (
+        f" (validation_from {dates['validation_from']}, test_from {dates['test_from']})"
+        if {"validation_from", "test_from"} <= set(dates)
+        else ""
+    )
+    check = f"check --validation_from/--test_from against your papers' dates{when}"
+    for split, n in stats.get("contexts", {}).items():
+        if n == 0:
+            warnings.append(f"split '{split}' has no contexts: {check}")
+    funnel = stats.get("funnel", {})
+    reached = funnel.get("mentions_linked", 0) - funnel.get("dropped_dangling_link", 0)
+    lost = funnel.get("dropped_unresolved_reference", 0) + funnel.get("dropped_cited_not_in_database", 0)
+    resolved = reached - lost
+    if reached > 0 and 2 * resolved < reached:
+        warnings.append(
+            f"only {resolved:,} of {reached:,} linked mentions ({resolved / reached:.1%}) resolve to a paper in "
+            "the database: check that --metadata holds the papers your documents cite (their arXiv ids, DOIs "
+            "or titles)"
+        )
+    return warnings

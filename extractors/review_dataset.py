@@ -12,6 +12,7 @@ import hashlib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 
+from extractors.dataset import DataFiles, hf_front_matter
 from extractors.review_mentions import ALREADY_CITED, DISCUSSED, RECOMMENDED
 from extractors.reviews import MentionRecord, Review, Submission
 from mapping.titles import normalize_title
@@ -196,10 +197,30 @@ def format_funnel(stats: Mapping) -> str:
     return "\n".join(lines)
 
 
+TABLE_ROWS = {"positives": "positives", "candidates": "candidates", "mentions": "mentions", "reviews": "reviews_read"}
+"""The tables a CitationR card lists as HuggingFace configs besides the queries, with the funnel key that
+counts their rows."""
+
+
+def card_configs(stats: Mapping) -> list[tuple[str, DataFiles]]:
+    """HuggingFace configs: `default` (the queries, one split per non-empty split) and one per other table.
+
+    A split or table with no rows has no file that `datasets` can read (the writer drops 0-row split shards
+    and `datasets` rejects a 0-row shard), so it is left out.
+    """
+    present = [split for split in SPLITS if stats["queries"].get(split, 0) > 0]
+    configs: list[tuple[str, DataFiles]] = []
+    if present:
+        configs.append(("default", [(split, f"queries/{split}-*.parquet") for split in present]))
+    configs += [(table, f"{table}/*.parquet") for table, key in TABLE_ROWS.items() if stats["funnel"].get(key, 0) > 0]
+    return configs
+
+
 def dataset_card(stats: Mapping) -> str:
     f = stats["funnel"]
     share = f["reviews_recommending"] / f["reviews_read"] if f["reviews_read"] else 0.0
-    return "\n".join(
+    empty = [split for split in SPLITS if stats["queries"].get(split, 0) == 0]
+    return hf_front_matter("citrec citationr", card_configs(stats)) + "\n".join(
         [
             "# citrec citationr",
             "",
@@ -226,5 +247,10 @@ def dataset_card(stats: Mapping) -> str:
             "Shares depend on how the reviews were sampled; a sample drawn for citation cues does not estimate a",
             "venue's population share.",
             "",
+            *(
+                [f"Splits with no queries have no files and are not in the header's configs: {', '.join(empty)}.", ""]
+                if empty
+                else []
+            ),
         ]
     )
