@@ -13,6 +13,16 @@ outcome so the pipeline can dead-letter it with a reason:
 - timeouts and dropped connections: retried the same way, then `grobid_timeout` / `grobid_connection`;
 - 500 and other 4xx/5xx: `grobid_error_<status>` at once (GROBID answers 500 for a PDF it cannot read);
 - bytes that do not start with `%PDF-` are never sent: `not_a_pdf`.
+
+A failure is `deterministic` (the same bytes fail the same way on the same GROBID version and options, so the
+pipeline may cache it) only when it is the PDF's own fault: `not_a_pdf`, and an error whose body carries one
+of GROBID's tags for an unreadable document, `[BAD_INPUT_DATA]` (pdfalto could not convert it: GROBID 0.8
+answers `500 [BAD_INPUT_DATA] PDF to XML conversion failed with error code: 1`) or `[NO_BLOCKS]` (no text
+layer). Every other failure is transient: 503, timeouts, dropped connections, and a 500 without such a tag
+(`[GENERAL]`, `[TIMEOUT]`, `[TAGGING_ERROR]`, `[PDFALTO_CONVERSION_FAILURE]` or no tag at all). GROBID answers
+500 for any exception in a request, its own state included (out of memory, a full temporary disk, a missing
+pdfalto, a pdfalto timeout under load); caching one of those would drop a good PDF from every later run,
+while not caching a deterministic one only costs one request per run.
 """
 
 from __future__ import annotations
@@ -20,6 +30,7 @@ from __future__ import annotations
 import hashlib
 import json
 import random
+import re
 import threading
 import time
 from dataclasses import asdict, dataclass, field
@@ -27,6 +38,9 @@ from dataclasses import asdict, dataclass, field
 import requests
 
 START_HINT = "start one with: docker run --rm -p 8070:8070 grobid/grobid:0.8.2-crf"
+# GROBID's GrobidExceptionStatus values that say the PDF itself cannot be read; its answers start "[STATUS] ".
+DETERMINISTIC_ERRORS = frozenset({"BAD_INPUT_DATA", "NO_BLOCKS"})
+_ERROR_TAG = re.compile(r"\s*\[([A-Z_]+)\]")
 
 
 @dataclass(frozen=True)
@@ -68,13 +82,44 @@ class RetryPolicy:
 
 @dataclass(frozen=True)
 class GrobidResult:
-    """A PDF's outcome: the TEI, or a failure `reason` with a readable `detail`."""
+    """A PDF's outcome: the TEI, or a failure `reason` with a readable `detail`; `deterministic` failures
+    would recur on the same GROBID version and options (see the module docstring)."""
 
     tei: bytes | None
     reason: str | None = None
     detail: str = ""
     attempts: int = 1
     status: int | None = None
+    deterministic: bool = False
+
+    def failure_record(self, version: str) -> bytes:
+        """The JSON a failure cache keeps for a deterministic failure (no timestamp: same input, same bytes)."""
+        record = {"reason": self.reason, "detail": self.detail, "status": self.status, "grobid_version": version}
+        return json.dumps(record, sort_keys=True, indent=1).encode()
+
+    @classmethod
+    def from_failure_record(cls, data: bytes) -> GrobidResult:
+        """Inverse of `failure_record`; raises ValueError on anything else."""
+        record = json.loads(data)
+        if not isinstance(record, dict) or not isinstance(record.get("reason"), str) or not record["reason"]:
+            raise ValueError("not a GROBID failure record")
+        status = record.get("status")
+        return cls(
+            None,
+            record["reason"],
+            str(record.get("detail", "")),
+            attempts=0,
+            status=status if isinstance(status, int) else None,
+            deterministic=True,
+        )
+
+
+def is_deterministic_error(status: int, body: str) -> bool:
+    """Whether an error answer says the PDF itself cannot be read, by GROBID's `[STATUS]` tag. The full-text
+    resource answers 500 for every exception; 400 is what GROBID's `GrobidStatusToHttpStatusMapper` gives
+    BAD_INPUT_DATA and NO_BLOCKS where an exception reaches it."""
+    tag = _ERROR_TAG.match(body)
+    return status in (400, 500) and tag is not None and tag.group(1) in DETERMINISTIC_ERRORS
 
 
 class GrobidUnavailable(RuntimeError):
@@ -145,7 +190,7 @@ class GrobidClient:
     def process_fulltext(self, pdf: bytes, name: str = "document.pdf") -> GrobidResult:
         """One PDF through `/api/processFulltextDocument`, with bounded retries."""
         if not pdf.lstrip()[:5] == b"%PDF-":
-            return GrobidResult(None, "not_a_pdf", "the file does not start with %PDF-", attempts=0)
+            return GrobidResult(None, "not_a_pdf", "the file does not start with %PDF-", attempts=0, deterministic=True)
         session = self._session()
         rng: random.Random = self._local.rng
         endpoint = f"{self.url}/api/processFulltextDocument"
@@ -178,6 +223,7 @@ class GrobidClient:
                         detail or response.reason,
                         attempts=attempt + 1,
                         status=response.status_code,
+                        deterministic=is_deterministic_error(response.status_code, detail),
                     )
                 last = GrobidResult(
                     None, "grobid_busy", f"503 after {attempt + 1} attempts: {detail}", attempts=attempt + 1, status=503

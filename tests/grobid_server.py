@@ -8,7 +8,8 @@ bytes), and injects faults:
 - `latency_s`: time each successful answer takes;
 - `script`: per PDF hash, a list of actions consumed one per request: "503", "500", "slow" (sleeps
   `slow_s`, longer than the client's timeout), "drop" (closes the connection without an answer), "ok";
-- an unknown PDF gets 500 "[BAD_INPUT_DATA]", as GROBID answers a PDF it cannot read.
+- an unknown PDF gets GROBID 0.8's answer to a PDF it cannot read, 500 `BAD_INPUT_DATA_BODY`; "500" in a
+  script is a 500 that does not blame the PDF (`[GENERAL]`).
 
 `calls` counts processing requests, per hash in `calls_by_hash`. A PDF may carry a trailing
 `COPY_MARKER` + number (a PDF comment) so benchmarks can make distinct files of one real PDF.
@@ -25,6 +26,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 COPY_MARKER = b"\n%citrec-copy:"
+BAD_INPUT_DATA_BODY = b"[BAD_INPUT_DATA] PDF to XML conversion failed with error code: 1"
 
 
 def real_pairs(shared: Path) -> tuple[dict[str, bytes], list[Path]]:
@@ -151,7 +153,7 @@ class FakeGrobid:
                         time.sleep(server.slow_s)
                         self._send(200, server.tei_by_hash.get(key, b""), "application/xml")
                     elif key not in server.tei_by_hash:
-                        self._send(500, b"[BAD_INPUT_DATA] PDF could not be parsed")
+                        self._send(500, BAD_INPUT_DATA_BODY)
                     else:
                         if server.latency_s:
                             time.sleep(server.latency_s)

@@ -10,10 +10,20 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from extractors.grobid import GrobidClient, GrobidOptions, GrobidUnavailable, RetryPolicy, tei_cache_key
+from extractors.documents import parse_document
+from extractors.grobid import (
+    GrobidClient,
+    GrobidOptions,
+    GrobidResult,
+    GrobidUnavailable,
+    RetryPolicy,
+    is_deterministic_error,
+    tei_cache_key,
+)
+from extractors.records import DeadLetter
 from extractors.tei import parse_tei
 from pipelines.arsyta import run
-from tests.grobid_server import FakeGrobid, pdf_hash, real_pairs
+from tests.grobid_server import BAD_INPUT_DATA_BODY, FakeGrobid, pdf_hash, real_pairs
 
 FAST = RetryPolicy(retries=3, backoff_base_s=0.01, backoff_max_s=0.05, timeout_s=2.0)
 
@@ -58,9 +68,13 @@ def test_faults_are_retried_within_bounds_and_classified(pairs):
             assert (result.reason, result.attempts) == (reason, attempts), script
             assert server.calls - before == attempts
             assert (result.tei is None) == (reason is not None)
-        assert client.process_fulltext(b"%PDF-1.4 not really a pdf").reason == "grobid_error_500"
+            assert not result.deterministic, "busy, timeouts, drops and a [GENERAL] 500 may go away"
+        unreadable = client.process_fulltext(b"%PDF-1.4 not really a pdf")
+        assert (unreadable.reason, unreadable.detail) == ("grobid_error_500", BAD_INPUT_DATA_BODY.decode())
+        assert unreadable.deterministic
         calls = server.calls
-        assert client.process_fulltext(b"<html>an error page</html>").reason == "not_a_pdf"
+        not_a_pdf = client.process_fulltext(b"<html>an error page</html>")
+        assert (not_a_pdf.reason, not_a_pdf.deterministic) == ("not_a_pdf", True)
         assert server.calls == calls, "bytes that are not a PDF are never sent"
 
 
@@ -91,6 +105,36 @@ def test_an_unreachable_grobid_stops_with_one_line_saying_how_to_start_it(tmp_pa
                 str(tmp_path / "o"),
             ]
         )
+
+
+def test_only_failures_that_blame_the_pdf_are_deterministic():
+    assert is_deterministic_error(500, BAD_INPUT_DATA_BODY.decode())
+    assert is_deterministic_error(500, "[NO_BLOCKS] PDF parsing resulted in empty content")
+    assert is_deterministic_error(400, "[BAD_INPUT_DATA] An error occurred while converting pdf")
+    for body in (
+        "[GENERAL] An exception occurred while running Grobid.",
+        "[TIMEOUT] PDF to XML conversion timed out",
+        "[PDFALTO_CONVERSION_FAILURE] PDF to XML conversion failed. Cannot find pdfalto executable",
+        "[TAGGING_ERROR] tagging failed",
+        "java.lang.OutOfMemoryError: Java heap space [BAD_INPUT_DATA]",
+        "Internal Server Error",
+        "",
+    ):
+        assert not is_deterministic_error(500, body), body
+    assert not is_deterministic_error(503, BAD_INPUT_DATA_BODY.decode())
+
+
+def test_a_failure_record_gives_back_the_same_dead_letter():
+    failure = GrobidResult(None, "grobid_error_500", BAD_INPUT_DATA_BODY.decode(), status=500, deterministic=True)
+    record = failure.failure_record("0.8.2")
+    assert json.loads(record)["grobid_version"] == "0.8.2"
+    assert record == failure.failure_record("0.8.2"), "same failure, same bytes"
+    back = GrobidResult.from_failure_record(record)
+    assert (back.tei, back.reason, back.detail, back.status) == (None, failure.reason, failure.detail, 500)
+    assert back.deterministic and back.attempts == 0
+    for junk in (b"not json", b"[]", b"{}", b'{"reason": ""}'):
+        with pytest.raises(ValueError):
+            GrobidResult.from_failure_record(junk)
 
 
 def test_the_cache_key_covers_bytes_version_and_options():
@@ -134,7 +178,9 @@ def write_database(pdfs: list[Path], path: Path) -> None:
 
 
 def table_rows(out: Path, name: str) -> list:
-    return sorted(repr(sorted(row.items())) for row in pq.read_table(out / name).to_pylist())
+    """A table's rows, read shard by shard (a split or table with no rows may have no file at all)."""
+    files = sorted(out.glob(f"{name}/*.parquet"))
+    return sorted(repr(sorted(row.items())) for f in files for row in pq.read_table(f).to_pylist())
 
 
 def test_pdfs_through_grobid_give_the_same_dataset_as_their_tei(pairs, tmp_path):
@@ -253,24 +299,150 @@ def test_a_refresh_over_the_same_pdfs_makes_no_grobid_call(pairs, tmp_path):
 
 
 def test_one_pdfs_unexpected_failure_is_its_own_dead_letter():
-    from types import SimpleNamespace
 
     from extractors.records import DeadLetter
     from pipelines.grobid import GrobidConfig, GrobidParseFn
+    from pipelines.inputs import ReadTask
 
     def failing(error):
-        def read():
+        def read(path, cap):
             raise error
 
-        return SimpleNamespace(metadata=SimpleNamespace(path="mem://x.pdf"), read=read)
+        return read
 
     fn = GrobidParseFn(GrobidConfig(url="http://127.0.0.1:9", version="0.8.2"))
     fn.setup()
     try:
-        _, unreadable, _ = fn._fetch(failing(OSError("gone")))
-        _, unexpected, _ = fn._fetch(failing(RuntimeError("boom")))
+        fn.reader = failing(OSError("gone"))
+        _, unreadable, _ = fn._fetch(ReadTask("mem://x.pdf", "pdfs"))
+        fn.reader = failing(RuntimeError("boom"))
+        _, unexpected, _ = fn._fetch(ReadTask("mem://x.pdf", "pdfs"))
     finally:
         fn.teardown()
     assert isinstance(unreadable, DeadLetter) and unreadable.reason == "unreadable_file"
     assert isinstance(unexpected, DeadLetter) and unexpected.reason == "unexpected_error"
     assert "RuntimeError: boom" in unexpected.detail
+
+
+def run_on_folder(folder: Path, server: FakeGrobid, out: Path, *extra: str) -> tuple[dict, dict[str, tuple]]:
+    """One run over every PDF in `folder`; its stats and its dead letters by file name."""
+    stats = run(
+        ["--runner=FnApiRunner", "--pdfs", str(folder / "*.pdf"), "--grobid_url", server.url, "--output", str(out)]
+        + list(extra)
+    )
+    rows = pq.read_table(out / "dead_letter").to_pylist()
+    letters = {Path(row["source"]).name: (row["stage"], row["reason"], row["detail"]) for row in rows}
+    assert len(letters) == len(rows), "no PDF dead-lettered twice"
+    return stats, letters
+
+
+def test_deterministic_failures_are_cached_and_only_retry_failed_sends_them_again(pairs, tmp_path):
+    tei_by_hash, pdfs = pairs
+    folder, cache = tmp_path / "pdfs", tmp_path / "cache"
+    folder.mkdir()
+    corrupt = b"%PDF-1.4\n%%EOF truncated"
+    (folder / "good.pdf").write_bytes(pdfs[0].read_bytes())
+    (folder / "corrupt.pdf").write_bytes(corrupt)
+    (folder / "error-page.pdf").write_bytes(b"<html>404 Not Found</html>")
+    cached = ["--tei_cache", str(cache)]
+    expected = {
+        "corrupt.pdf": ("grobid", "grobid_error_500", BAD_INPUT_DATA_BODY.decode()),
+        "error-page.pdf": ("grobid", "not_a_pdf", "the file does not start with %PDF-"),
+    }
+    with FakeGrobid(dict(tei_by_hash)) as server:
+        first, first_letters = run_on_folder(folder, server, tmp_path / "first", *cached)
+        assert server.calls == 2, "the good PDF and the corrupt one; never the error page"
+        assert first_letters == expected
+        assert first["other_counts"]["grobid_failures_cached"] == 2
+        records = {path.name: json.loads(path.read_bytes()) for path in cache.rglob("*.failed.json")}
+        assert sorted((r["reason"], r["detail"], r["grobid_version"]) for r in records.values()) == sorted(
+            (reason, detail, "0.8.2") for _, reason, detail in expected.values()
+        )
+        assert not [p for p in cache.rglob("*") if ".tmp-" in p.name], "no temporary file left behind"
+
+        second, second_letters = run_on_folder(folder, server, tmp_path / "second", *cached)
+        assert server.calls == 2, "the refresh sends nothing: not the good PDF, not the failures"
+        assert second_letters == first_letters
+        assert second["funnel"] == first["funnel"]
+        counts = second["other_counts"]
+        assert (counts["grobid_failure_cache_hits"], counts["grobid_cache_hits"]) == (2, 1)
+        assert "grobid_requests" not in counts and "grobid_failures_cached" not in counts
+
+        server.tei_by_hash[pdf_hash(corrupt)] = pdfs[1].with_suffix(".tei.xml").read_bytes()  # GROBID reads it now
+        third, third_letters = run_on_folder(folder, server, tmp_path / "third", *cached, "--retry_failed")
+        assert server.calls == 3 and server.calls_by_hash[pdf_hash(corrupt)] == 2, "only the corrupt PDF is resent"
+        assert third_letters == {"error-page.pdf": expected["error-page.pdf"]}, "decided locally, fails again"
+        assert third["options"]["grobid"]["retry_failed"] is True
+    corrupt_key = tei_cache_key(corrupt, "0.8.2", GrobidOptions())
+    assert (cache / corrupt_key[:2] / f"{corrupt_key}.tei.xml").is_file()
+    remaining = [path.name for path in cache.rglob("*.failed.json")]
+    assert len(remaining) == 1 and corrupt_key not in remaining[0], "the success deleted its failure record"
+
+
+def test_transient_failures_are_never_cached_and_are_sent_again_next_run(pairs, tmp_path):
+    tei_by_hash, pdfs = pairs
+    folder, cache = tmp_path / "pdfs", tmp_path / "cache"
+    folder.mkdir()
+    (folder / "busy.pdf").write_bytes(pdfs[0].read_bytes())
+    (folder / "general-error.pdf").write_bytes(pdfs[1].read_bytes())
+    args = ["--tei_cache", str(cache), "--grobid_retries", "1"]
+    with FakeGrobid(tei_by_hash) as server:
+        server.script = {pdf_hash(pdfs[0].read_bytes()): ["503", "503"], pdf_hash(pdfs[1].read_bytes()): ["500"]}
+        first, first_letters = run_on_folder(folder, server, tmp_path / "first", *args)
+        assert {name: reason for name, (_, reason, _) in first_letters.items()} == {
+            "busy.pdf": "grobid_busy",
+            "general-error.pdf": "grobid_error_500",
+        }
+        assert first["other_counts"]["grobid_transient_failures"] == 2
+        assert "grobid_failures_cached" not in first["other_counts"]
+        assert not list(cache.rglob("*.failed.json"))
+        calls = server.calls
+        assert calls == 3
+
+        second, second_letters = run_on_folder(folder, server, tmp_path / "second", *args)
+        assert server.calls == calls + 2, "both are sent again"
+    assert second_letters == {}
+    assert second["funnel"]["documents_parsed"] == 2
+    assert "grobid_failure_cache_hits" not in second["other_counts"]
+
+
+def deep_tei(depth: int) -> bytes:
+    """A well-formed TEI whose paragraph nests `depth` elements, deeper than Python's recursion limit: a
+    parser that walks it recursively raises RecursionError, not DocumentError."""
+    header = '<teiHeader><fileDesc><titleStmt><title level="a" type="main">Deep</title></titleStmt></fileDesc>'
+    body = "<p>" + "<hi>" * depth + "text" + "</hi>" * depth + "</p>"
+    tei = f'<TEI xmlns="http://www.tei-c.org/ns/1.0">{header}</teiHeader><text><body><div>{body}</div></body></text></TEI>'
+    return tei.encode()
+
+
+def test_tei_from_grobid_ends_as_the_tei_input_would_end_it(pairs, tmp_path):
+    """Whatever TEI GROBID returns, the PDF path gives the outcome `parse_document` (the --tei input's
+    parsing) gives the same bytes: the same dead letter, or a document; never a failed bundle."""
+    tei_by_hash, pdfs = pairs
+    real = pdfs[0].with_suffix(".tei.xml").read_bytes()
+    teis = {
+        "deep.pdf": deep_tei(1500),
+        "truncated.pdf": real[: len(real) // 2],
+        "bodiless.pdf": real[: real.index(b"<text ")] + b"<text/></TEI>",
+        "html.pdf": b"<html><body>GROBID behind a proxy error page</body></html>",
+    }
+    folder = tmp_path / "pdfs"
+    folder.mkdir()
+    (folder / "good.pdf").write_bytes(pdfs[0].read_bytes())
+    served = dict(tei_by_hash)
+    for name, tei in teis.items():
+        pdf = f"%PDF-1.4 {name}".encode()
+        (folder / name).write_bytes(pdf)
+        served[pdf_hash(pdf)] = tei
+    with FakeGrobid(served) as server:
+        stats, letters = run_on_folder(folder, server, tmp_path / "out")
+    from_tei = {name: parse_document(tei, str(folder / name), "tei") for name, tei in teis.items()}
+    expected = {name: outcome for name, outcome in from_tei.items() if isinstance(outcome, DeadLetter)}
+    assert {"malformed_xml", "no_body", "not_tei"} <= {letter.reason for letter in expected.values()}
+    assert set(letters) == set(expected)
+    for name, letter in expected.items():
+        stage, reason, detail = letters[name]
+        assert (stage, reason) == (letter.stage, letter.reason), name
+        assert detail.startswith(letter.detail[:30]), name  # a RecursionError's wording depends on the stack
+    assert stats["funnel"]["documents_in"] == 1 + len(teis)
+    assert stats["funnel"]["documents_parsed"] == 1 + len(teis) - len(expected)
