@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from extractors.records import Context, DeadLetter, Paper
+from extractors.records import Context, DeadLetter, InputTally, Paper
 
 SPLITS = ("train", "validation", "test")
 
@@ -71,6 +71,18 @@ DEAD_LETTER_SCHEMA = pa.schema(
     ]
 )
 
+INPUTS_SCHEMA = pa.schema(
+    [
+        pa.field("path", pa.string(), nullable=False),
+        pa.field("kind", pa.string()),
+        pa.field("records_read", pa.int64()),
+        pa.field("parsed", pa.int64()),
+        pa.field("dead_lettered", pa.int64()),
+        pa.field("duplicate_of", pa.list_(pa.string())),
+        pa.field("reason", pa.string()),
+    ]
+)
+
 
 def _row(record: object, schema: pa.Schema) -> dict[str, object]:
     """A record's fields by the schema's names; tuples become lists for pyarrow's list columns."""
@@ -100,3 +112,7 @@ def citation_row(citing_id: str, cited_id: str, headings: list[str | None]) -> d
 
 def dead_letter_row(letter: DeadLetter) -> dict[str, object]:
     return _row(letter, DEAD_LETTER_SCHEMA)
+
+
+def input_row(tally: InputTally) -> dict[str, object]:
+    return _row(tally, INPUTS_SCHEMA)

@@ -23,26 +23,37 @@ from apache_beam.io.filesystems import FileSystems
 from apache_beam.options.pipeline_options import PipelineOptions, SetupOptions
 
 from extractors.contexts import ContextConfig
-from extractors.dataset import SplitConfig, build_stats, dataset_card, format_funnel, graph_statistics
+from extractors.dataset import (
+    SplitConfig,
+    build_stats,
+    dataset_card,
+    dataset_warnings,
+    format_funnel,
+    graph_statistics,
+)
 from extractors.grobid import GrobidClient, GrobidOptions, GrobidUnavailable, RetryPolicy
 from extractors.schemas import (
     CITATIONS_SCHEMA,
     CONTEXTS_SCHEMA,
     DEAD_LETTER_SCHEMA,
+    INPUTS_SCHEMA,
     PAPERS_SCHEMA,
     SPLITS,
     citation_row,
     context_row,
     dead_letter_row,
+    input_row,
     paper_row,
 )
 from mapping.matcher import MatchConfig
 from pipelines.grobid import GrobidConfig, ParsePdfs
+from pipelines.inputs import AccountInputs, ReadConfig
 from pipelines.matching import ResolveReferencesByJoin
-from pipelines.options import CorpusOptions
-from pipelines.outputs import check_patterns, read_stats, write_parquet
+from pipelines.options import CorpusOptions, read_config
+from pipelines.outputs import check_patterns, commit_output, parse_strict, prepare_output, read_stats, write_parquet
 from pipelines.transforms import (
     DEAD,
+    INPUTS,
     TALLY,
     AssignSplits,
     CanonicalizeIds,
@@ -86,6 +97,12 @@ class ArsytaOptions(PipelineOptions):
             default=None,
             help="Directory (any Beam filesystem) caching TEI by PDF hash, GROBID version and options; "
             "a cached PDF is never sent again. Share it between scheduled runs.",
+        )
+        grobid.add_argument(
+            "--retry_failed",
+            action="store_true",
+            help="Send again the PDFs whose deterministic failure (not a PDF, [BAD_INPUT_DATA], [NO_BLOCKS]) "
+            "--tei_cache recorded; by default they are dead-lettered again without a GROBID call.",
         )
         grobid.add_argument(
             "--grobid_concurrency",
@@ -184,6 +201,7 @@ def grobid_config(options: ArsytaOptions) -> GrobidConfig:
         policy=policy,
         concurrency=options.grobid_concurrency,
         tei_cache=options.tei_cache,
+        retry_failed=options.retry_failed,
     )
 
 
@@ -246,6 +264,13 @@ class WriteDataset(beam.PTransform):
             FileSystems.join(out, "dead_letter", "dead_letter"),
             DEAD_LETTER_SCHEMA,
             "WriteDeadLetters",
+            1,
+        )
+        write_parquet(
+            inputs[INPUTS] | "AccountInputs" >> AccountInputs() | "InputRows" >> beam.Map(input_row),
+            FileSystems.join(out, "inputs", "inputs"),
+            INPUTS_SCHEMA,
+            "WriteInputs",
             1,
         )
 
@@ -315,18 +340,22 @@ def build_pipeline(
     options_record: dict | None = None,
     grobid: GrobidConfig | None = None,
     title_matcher: str = "memory",
+    read: ReadConfig | None = None,
 ):
     """Wire the stages; returns the final PCollection (the output directory, once written)."""
-    parsed = pipeline | "ParseDocuments" >> ParseDocuments(inputs.get("tei", []), inputs.get("s2orc", []))
+    read = read or ReadConfig()
+    parsed = pipeline | "ParseDocuments" >> ParseDocuments(inputs.get("tei", []), inputs.get("s2orc", []), read)
     if inputs.get("pdfs"):
         if grobid is None:
             raise ValueError("PDF inputs need a GrobidConfig")
-        pdfs = pipeline | "ParsePdfs" >> ParsePdfs(inputs["pdfs"], grobid)
+        pdfs = pipeline | "ParsePdfs" >> ParsePdfs(inputs["pdfs"], grobid, read)
         parsed = {
-            key: (parsed[key], pdfs[key]) | f"With{key.title()}FromPdfs" >> beam.Flatten()
-            for key in ("documents", DEAD, TALLY)
+            key: ((parsed[key], pdfs[key]) | f"With{key.title()}FromPdfs" >> beam.Flatten())
+            if key in pdfs
+            else parsed[key]
+            for key in ("documents", DEAD, TALLY, INPUTS)
         }
-    database = pipeline | "ReadPaperDatabase" >> ReadPaperDatabase(inputs.get("metadata", []))
+    database = pipeline | "ReadPaperDatabase" >> ReadPaperDatabase(inputs.get("metadata", []), read)
     canonical = {"documents": parsed["documents"], "papers": database["papers"]} | "CanonicalizeIds" >> (
         CanonicalizeIds()
     )
@@ -347,8 +376,10 @@ def build_pipeline(
         split_out[TALLY],
         selected[TALLY],
     ) | "Tallies" >> beam.Flatten()
+    accounts = (parsed[INPUTS], database[INPUTS], merged[INPUTS]) | "AllInputs" >> beam.Flatten()
     record = {
         "inputs": inputs,
+        "reading": read.as_metadata(),
         "split": split.as_metadata(),
         "contexts": contexts.as_metadata(),
         "matching": {**match.as_metadata(), "matcher": title_matcher},
@@ -360,12 +391,13 @@ def build_pipeline(
         "papers": selected["papers"],
         DEAD: dead,
         TALLY: tallies,
+        INPUTS: accounts,
     } | "WriteDataset" >> WriteDataset(output, num_shards, record)
 
 
 def run(argv: Sequence[str] | None = None) -> dict:
     """Parse flags, run the pipeline to completion, print the funnel, return stats.json's content."""
-    parser_options = PipelineOptions(argv)
+    parser_options = parse_strict(list(argv if argv is not None else sys.argv[1:]), "python -m pipelines.arsyta")
     options = parser_options.view_as(ArsytaOptions)
     corpus = parser_options.view_as(CorpusOptions)
     output = corpus.output or "out"
@@ -375,6 +407,8 @@ def run(argv: Sequence[str] | None = None) -> dict:
         inputs = example_inputs()
         print(f"no input flags: using the example corpus in {EXAMPLE_CORPUS}", file=sys.stderr)
     check_patterns(inputs)
+    read = read_config(corpus)
+    staging = prepare_output(output, corpus.overwrite)
     grobid = grobid_config(options) if inputs.get("pdfs") else None
     split = SplitConfig(
         validation_from=dt.date.fromisoformat(options.validation_from),
@@ -392,22 +426,37 @@ def run(argv: Sequence[str] | None = None) -> dict:
         build_pipeline(
             pipeline,
             inputs,
-            output,
+            staging,
             split=split,
             contexts=contexts,
             match=match,
             num_shards=corpus.num_shards,
             grobid=grobid,
             title_matcher=title_matcher,
+            read=read,
         )
-    stats = read_stats(output)
+    stats = read_stats(staging)
+    manifest = commit_output(output, "citrec arsyta", stats.get("options"))
+    check_manifest(stats, manifest)
     if corpus.export_json:
         from pipelines.export_json import export_json
 
         export_json(output, FileSystems.join(output, "json"))
     print(format_funnel(stats))
+    for warning in dataset_warnings(stats):
+        print(f"warning: {warning}", file=sys.stderr)
     print(f"dataset written to {output}")
     return stats
+
+
+def check_manifest(stats: dict, manifest: dict) -> None:
+    """The rows the committed shards hold against the counts stats.json reports (a mismatch is a bug)."""
+    tables = manifest["tables"]
+    expected = {f"contexts/{split}": n for split, n in stats["contexts"].items()}
+    expected["papers/papers"] = stats["papers"]
+    for table, n in expected.items():
+        if tables.get(table, 0) != n:
+            LOG.error("%s holds %d rows but stats.json counts %d", table, tables.get(table, 0), n)
 
 
 def print_help() -> None:

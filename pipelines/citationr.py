@@ -56,11 +56,21 @@ from extractors.reviews import (
     split_for_submission,
 )
 from extractors.schemas import DEAD_LETTER_SCHEMA, dead_letter_row
+from extractors.streams import TooLarge, read_errors
 from mapping.matcher import InMemoryMatcher, MatchConfig
 from mapping.titles import normalize_title
-from pipelines.options import CorpusOptions
-from pipelines.outputs import check_patterns, read_stats, write_parquet
-from pipelines.transforms import DEAD, TALLY, MatchFiles, ParseDocuments, ReadPaperDatabase, Tallies
+from pipelines.inputs import MAX_DOCUMENT_BYTES, PlanReads, ReadConfig, ReadTask, file_of, read_document_bytes
+from pipelines.options import CorpusOptions, read_config
+from pipelines.outputs import (
+    check_patterns,
+    commit_output,
+    fail,
+    parse_strict,
+    prepare_output,
+    read_stats,
+    write_parquet,
+)
+from pipelines.transforms import DEAD, TALLY, ParseDocuments, ReadPaperDatabase, Tallies
 
 LOG = logging.getLogger("pipelines.citationr")
 NAMESPACE = "citationr"
@@ -110,14 +120,24 @@ class CitationrOptions(PipelineOptions):
 
 
 class ParseReviewFileFn(beam.DoFn):
-    def __init__(self, text_fields: tuple[str, ...]) -> None:
-        self.text_fields = text_fields
+    """A review file (read whole, decompressed by suffix, capped) into reviews, submissions, dead letters."""
 
-    def process(self, readable) -> Iterator:
+    def __init__(self, text_fields: tuple[str, ...], max_bytes: int = MAX_DOCUMENT_BYTES) -> None:
+        self.text_fields = text_fields
+        self.max_bytes = max_bytes
+
+    def process(self, task: ReadTask) -> Iterator:
         tally = Tallies(NAMESPACE)
-        path = readable.metadata.path
+        path = task.path
         tally("review_files_in")
-        items = list(parse_review_file(readable.read(), path, self.text_fields))
+        try:
+            data = read_document_bytes(path, self.max_bytes)
+        except TooLarge as err:
+            items = [DeadLetter(path, "read", "too_large", str(err))]
+        except read_errors() as err:
+            items = [DeadLetter(path, "read", "unreadable_file", f"{type(err).__name__}: {err}"[:500])]
+        else:
+            items = list(parse_review_file(data, path, self.text_fields))
         if items and all(isinstance(i, DeadLetter) and i.source == path for i in items):
             tally("review_files_dead_lettered")
         for item in items:
@@ -140,18 +160,17 @@ class ParseReviewFileFn(beam.DoFn):
 class ReadReviews(beam.PTransform):
     """Review files into `reviews`, merged `submissions`, `dead` and `tally`."""
 
-    def __init__(self, patterns: list[str], text_fields: tuple[str, ...]) -> None:
+    def __init__(self, patterns: list[str], text_fields: tuple[str, ...], read: ReadConfig | None = None) -> None:
         super().__init__()
         self.patterns = patterns
         self.text_fields = text_fields
+        self.read = read or ReadConfig()
 
     def expand(self, pbegin):
-        parsed = (
-            pbegin
-            | "MatchReviews" >> MatchFiles(self.patterns)
-            | "ParseReviews"
-            >> beam.ParDo(ParseReviewFileFn(self.text_fields)).with_outputs("submissions", DEAD, TALLY, main="reviews")
-        )
+        planned = pbegin | "PlanReviewReads" >> PlanReads(self.patterns, "reviews", self.read)
+        parsed = planned["tasks"] | "ParseReviews" >> beam.ParDo(
+            ParseReviewFileFn(self.text_fields, self.read.max_document_bytes)
+        ).with_outputs("submissions", DEAD, TALLY, main="reviews")
         reviews = (
             parsed.reviews
             | "ReviewsById" >> beam.Map(lambda r: (r.review_id, r))
@@ -165,8 +184,9 @@ class ReadReviews(beam.PTransform):
             | "MergeSubmissions" >> beam.MapTuple(lambda _, ss: merge_submissions(list(ss)))
         )
         count = submissions | "CountSubmissions" >> beam.Map(lambda _: ("submissions", 1))
-        tally = (parsed[TALLY], count) | "ReadTallies" >> beam.Flatten()
-        return {"reviews": reviews, "submissions": submissions, DEAD: parsed[DEAD], TALLY: tally}
+        tally = (parsed[TALLY], planned[TALLY], count) | "ReadTallies" >> beam.Flatten()
+        dead = (parsed[DEAD], planned[DEAD]) | "ReadDead" >> beam.Flatten()
+        return {"reviews": reviews, "submissions": submissions, DEAD: dead, TALLY: tally}
 
 
 # ------------------------------------------------------------------------------- submission bibliographies
@@ -178,7 +198,7 @@ def _document_keys(document: ParsedDocument) -> list[tuple[str, Bibliography]]:
         arxiv_ids=frozenset(e.arxiv_id for e in document.bib_entries if e.arxiv_id),
         dois=frozenset(e.doi for e in document.bib_entries if e.doi),
     )
-    keys = [f"id:{file_stem(document.source.split(':')[0])}", f"id:{document.paper_id}"]
+    keys = [f"id:{file_stem(file_of(document.source))}", f"id:{document.paper_id}"]
     if normalize_title(document.title):
         keys.append(f"title:{normalize_title(document.title)}")
     return [(k, bibliography) for k in dict.fromkeys(keys)]
@@ -194,13 +214,14 @@ def _submission_keys(submission: Submission) -> list[tuple[str, str]]:
 class SubmissionBibliographies(beam.PTransform):
     """(submission_id, Bibliography) for submissions whose own paper was given as TEI or S2ORC."""
 
-    def __init__(self, tei: list[str], s2orc: list[str]) -> None:
+    def __init__(self, tei: list[str], s2orc: list[str], read: ReadConfig | None = None) -> None:
         super().__init__()
         self.tei, self.s2orc = tei, s2orc
+        self.read = read
 
     def expand(self, submissions):
         pbegin = submissions.pipeline
-        parsed = pbegin | "ParseSubmissionPapers" >> ParseDocuments(self.tei, self.s2orc)
+        parsed = pbegin | "ParseSubmissionPapers" >> ParseDocuments(self.tei, self.s2orc, self.read)
         joined = (
             {
                 "documents": parsed["documents"] | "DocumentKeys" >> beam.FlatMap(_document_keys),
@@ -562,16 +583,18 @@ def build_pipeline(
     resolver: ResolverConfig | None = None,
     text_fields: tuple[str, ...] = REVIEW_TEXT_FIELDS,
     num_shards: int = 0,
+    read_config: ReadConfig | None = None,
 ):
     """Wire the stages; returns the final PCollection (the output directory, once written)."""
+    read_config = read_config or ReadConfig()
     config = config or CitationrConfig()
     mentions = mentions or MentionConfig()
     match = match or MatchConfig()
     resolver = resolver or ResolverConfig()
-    read = pipeline | "ReadReviews" >> ReadReviews(inputs["reviews"], text_fields)
+    read = pipeline | "ReadReviews" >> ReadReviews(inputs["reviews"], text_fields, read_config)
     if inputs.get("tei") or inputs.get("s2orc"):
         bib = read["submissions"] | "SubmissionBibliographies" >> SubmissionBibliographies(
-            inputs.get("tei", []), inputs.get("s2orc", [])
+            inputs.get("tei", []), inputs.get("s2orc", []), read_config
         )
     else:
         empty = pipeline | "NoPapers" >> beam.Create([])
@@ -580,7 +603,7 @@ def build_pipeline(
             DEAD: pipeline | "NoPaperDead" >> beam.Create([]),
             TALLY: pipeline | "NoPaperTally" >> beam.Create([]),
         }
-    database = pipeline | "ReadPaperDatabase" >> ReadPaperDatabase(inputs.get("metadata", []))
+    database = pipeline | "ReadPaperDatabase" >> ReadPaperDatabase(inputs.get("metadata", []), read_config)
     mined = {"reviews": read["reviews"], "bibliographies": bib["bibliographies"]} | "MineMentions" >> MineMentions(
         mentions
     )
@@ -611,6 +634,7 @@ def build_pipeline(
     ) | "Tallies" >> beam.Flatten()
     record = {
         "inputs": inputs,
+        "reading": read_config.as_metadata(),
         "dataset": config.as_metadata(),
         "mentions": mentions.as_metadata(),
         "matching": match.as_metadata(),
@@ -704,7 +728,7 @@ def example_inputs() -> dict[str, list[str]]:
 
 def run(argv: Sequence[str] | None = None) -> dict:
     """Parse flags, run the pipeline, print the funnel, return stats.json's content."""
-    pipeline_options = PipelineOptions(argv)
+    pipeline_options = parse_strict(list(argv if argv is not None else sys.argv[1:]), "python -m pipelines.citationr")
     options = pipeline_options.view_as(CitationrOptions)
     corpus = pipeline_options.view_as(CorpusOptions)
     output = corpus.output or "out/citationr"
@@ -714,6 +738,7 @@ def run(argv: Sequence[str] | None = None) -> dict:
         inputs = example_inputs()
         print(f"no --reviews: using the bundled example in {EXAMPLE}", file=sys.stderr)
     check_patterns(inputs)
+    read = read_config(corpus)
     config = CitationrConfig(candidate_years=options.candidate_years)
     match = MatchConfig(min_similarity=corpus.title_min_similarity)
     resolver = ResolverConfig(
@@ -724,20 +749,23 @@ def run(argv: Sequence[str] | None = None) -> dict:
     )
     unknown = set(resolver.names) - {"dblp", "s2"}
     if unknown:
-        raise SystemExit(f"error: unknown --online_resolvers {sorted(unknown)}; choose from dblp, s2")
+        fail(f"unknown --online_resolvers {sorted(unknown)}; choose from dblp, s2")
     fields = tuple(f.strip() for f in options.review_fields.split(",") if f.strip())
+    staging = prepare_output(output, corpus.overwrite)
     with beam.Pipeline(options=pipeline_options) as pipeline:
         build_pipeline(
             pipeline,
             inputs,
-            output,
+            staging,
             config=config,
             match=match,
             resolver=resolver,
             text_fields=fields,
             num_shards=corpus.num_shards,
+            read_config=read,
         )
-    stats = read_stats(output)
+    stats = read_stats(staging)
+    commit_output(output, "citrec citationr", stats.get("options"))
     if corpus.export_json:
         counts = export_rmc_json(output, FileSystems.join(output, "json"), options.export_unresolved)
         print("json export: " + ", ".join(f"{k} {v:,}" for k, v in counts.items()))

@@ -7,6 +7,8 @@ from __future__ import annotations
 from apache_beam.options.pipeline_options import PipelineOptions
 
 from mapping.matcher import MatchConfig
+from pipelines.inputs import MAX_DOCUMENT_BYTES, MAX_PDF_BYTES, READ_RANGE_BYTES, ReadConfig
+from pipelines.outputs import fail
 
 
 class CorpusOptions(PipelineOptions):
@@ -48,8 +50,51 @@ class CorpusOptions(PipelineOptions):
             "--num_shards", type=int, default=0, help="Parquet shards per table and split; 0 lets the runner decide."
         )
         group.add_argument(
+            "--overwrite",
+            action="store_true",
+            help="Delete whatever --output holds before the run. Without it, an --output holding files is refused.",
+        )
+        reading = parser.add_argument_group("reading inputs (shared by arsyta and citationr)")
+        reading.add_argument(
+            "--max_document_bytes",
+            type=int,
+            default=MAX_DOCUMENT_BYTES,
+            help="Largest document or JSONL line, decompressed; larger ones are dead letters (too_large) and are "
+            "never held whole in memory (default %(default)s = 20 MiB).",
+        )
+        reading.add_argument(
+            "--max_pdf_bytes",
+            type=int,
+            default=MAX_PDF_BYTES,
+            help="Largest PDF sent to GROBID; larger ones are dead letters, too_large (default %(default)s = 200 MiB).",
+        )
+        reading.add_argument(
+            "--read_range_bytes",
+            type=int,
+            default=READ_RANGE_BYTES,
+            help="Uncompressed JSONL files larger than this are read in parallel in byte ranges of this size "
+            "(default %(default)s = 64 MiB).",
+        )
+        group.add_argument(
             "--title_min_similarity",
             type=float,
             default=MatchConfig.min_similarity,
             help="LCS similarity a title match needs (default %(default)s).",
         )
+
+
+def read_config(corpus: CorpusOptions) -> ReadConfig:
+    """The reading settings of a run, checked."""
+    sizes = {
+        "max_document_bytes": corpus.max_document_bytes,
+        "max_pdf_bytes": corpus.max_pdf_bytes,
+        "read_range_bytes": corpus.read_range_bytes,
+    }
+    for name, value in sizes.items():
+        if value <= 0:
+            fail(f"--{name} must be a positive number of bytes, not {value}")
+    return ReadConfig(
+        max_document_bytes=corpus.max_document_bytes,
+        range_bytes=corpus.read_range_bytes,
+        max_pdf_bytes=corpus.max_pdf_bytes,
+    )

@@ -1,117 +1,42 @@
 """The arsyta pipeline's stages as composite PTransforms. Logic lives in `extractors/` and `mapping/`.
 
-Every DoFn reports what it counts twice: as a Beam counter (`Metrics.counter("arsyta", name)`, for the
-runner's monitoring) and as a `(name, n)` element on its `tally` output, which the pipeline sums into
-`stats.json`, so the funnel is data and does not depend on the runner's metrics support.
+Counting (`Tallies`, the `tally`/`dead`/`inputs` tags) lives in `pipelines.tallies`; reading input files in
+`pipelines.inputs`.
 """
 
 from __future__ import annotations
 
 import logging
-from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import replace
 
 import apache_beam as beam
 from apache_beam.io import fileio
-from apache_beam.metrics import Metrics
 from apache_beam.pvalue import TaggedOutput
 
 from extractors.contexts import ContextConfig, cut_contexts
 from extractors.dataset import SplitConfig, date_and_split
-from extractors.documents import (
-    is_jsonl,
-    numbered_lines,
-    paper_from_document,
-    parse_document,
-    parse_document_file,
-    parse_metadata_line,
-)
+from extractors.documents import file_stem, paper_from_document
+from extractors.ids import normalize_arxiv_id
 from extractors.metadata import merge_papers
-from extractors.records import DeadLetter, Paper, ParsedDocument, Resolution, ResolvedDocument
+from extractors.records import (
+    DeadLetter,
+    InputTally,
+    Paper,
+    PaperAbstract,
+    ParsedDocument,
+    Resolution,
+    ResolvedDocument,
+)
+from extractors.s2ag import with_abstract
 from mapping.matcher import InMemoryMatcher, MatchConfig
 from mapping.taxonomy import taxonomy_fields, unmapped_categories
+from pipelines.inputs import ReadConfig, ReadRecords, file_of
+from pipelines.tallies import DEAD, INPUTS, NAMESPACE, TALLY, Tallies, dead_letter_output
 
-NAMESPACE = "arsyta"
-TALLY = "tally"
-DEAD = "dead"
+__all__ = ["DEAD", "INPUTS", "NAMESPACE", "TALLY", "Tallies", "dead_letter_output"]
+
 LOG = logging.getLogger(__name__)
-
-
-class Tallies:
-    """Collects counts inside one DoFn call; `emit()` yields them as tagged outputs and Beam counters."""
-
-    def __init__(self, namespace: str = NAMESPACE) -> None:
-        self.namespace = namespace
-        self.counts: Counter[str] = Counter()
-
-    def __call__(self, name: str, n: int = 1) -> None:
-        self.counts[name] += n
-
-    def emit(self) -> Iterator[TaggedOutput]:
-        for name, n in self.counts.items():
-            Metrics.counter(self.namespace, name).inc(n)
-            yield TaggedOutput(TALLY, (name, n))
-        self.counts.clear()
-
-
-def dead_letter_output(letter: DeadLetter, tally: Tallies, documents: bool) -> TaggedOutput:
-    tally(f"dead:{letter.stage}:{letter.reason}")
-    if documents:
-        tally("documents_dead_lettered")
-    return TaggedOutput(DEAD, letter)
-
-
-class ParseDocumentFileFn(beam.DoFn):
-    """A matched file into parsed documents (one per file, or one per JSONL line) and dead letters."""
-
-    PROGRESS_EVERY = 1000
-
-    def __init__(self, kind: str) -> None:
-        self.kind = kind
-        self._seen = 0
-
-    def process(self, readable: fileio.ReadableFile) -> Iterator:
-        tally = Tallies()
-        path = readable.metadata.path
-        if is_jsonl(path):
-            with readable.open() as handle:
-                for source, line in numbered_lines(handle, path):
-                    yield from self._one(line, source, tally)
-        else:
-            for result in parse_document_file(readable.read(), path, self.kind):
-                yield from self._count(result, tally)
-        yield from tally.emit()
-
-    def _one(self, data: bytes, source: str, tally: Tallies) -> Iterator:
-        yield from self._count(parse_document(data, source, self.kind), tally)
-
-    def _count(self, result: ParsedDocument | DeadLetter, tally: Tallies) -> Iterator:
-        tally("documents_in")
-        self._seen += 1
-        if self._seen % self.PROGRESS_EVERY == 0:
-            LOG.info("parsed %d %s documents on this worker (last: %s)", self._seen, self.kind, result.source)
-        if isinstance(result, DeadLetter):
-            yield dead_letter_output(result, tally, documents=True)
-        else:
-            yield result
-
-
-class ParseMetadataFileFn(beam.DoFn):
-    """A metadata JSONL file into papers and dead letters, streamed line by line."""
-
-    def process(self, readable: fileio.ReadableFile) -> Iterator:
-        tally = Tallies()
-        with readable.open() as handle:
-            for source, line in numbered_lines(handle, readable.metadata.path):
-                tally("metadata_records_in")
-                result = parse_metadata_line(line, source)
-                if isinstance(result, DeadLetter):
-                    tally("metadata_records_dead_lettered")
-                    yield dead_letter_output(result, tally, documents=False)
-                else:
-                    yield result
-        yield from tally.emit()
 
 
 class MatchFiles(beam.PTransform):
@@ -132,38 +57,38 @@ class MatchFiles(beam.PTransform):
 
 
 class ParseDocuments(beam.PTransform):
-    """TEI and S2ORC/unarXive files into `ParsedDocument`s; outputs `documents`, `dead`, `tally`."""
+    """TEI and S2ORC/unarXive files into `ParsedDocument`s; outputs `documents`, `dead`, `tally`, `inputs`."""
 
-    def __init__(self, tei: list[str], s2orc: list[str]) -> None:
+    def __init__(self, tei: list[str], s2orc: list[str], config: ReadConfig | None = None) -> None:
         super().__init__()
         self.inputs = [("Tei", "tei", tei), ("S2orc", "s2orc", s2orc)]
+        self.config = config or ReadConfig()
 
     def expand(self, pbegin):
-        documents, dead, tally = [], [], []
+        documents, dead, tally, inputs = [], [], [], []
         for label, kind, patterns in self.inputs:
             if not patterns:
                 continue
-            parsed = (
-                pbegin
-                | f"Match{label}" >> MatchFiles(patterns)
-                | f"Parse{label}" >> beam.ParDo(ParseDocumentFileFn(kind)).with_outputs(TALLY, DEAD, main="docs")
-            )
-            documents.append(parsed.docs)
-            dead.append(parsed[DEAD])
-            tally.append(parsed[TALLY])
+            read = pbegin | f"Read{label}" >> ReadRecords(patterns, kind, self.config)
+            documents.append(read["records"])
+            dead.append(read[DEAD])
+            tally.append(read[TALLY])
+            inputs.append(read[INPUTS])
         return {
             "documents": _flatten(pbegin, documents, "Documents"),
             DEAD: _flatten(pbegin, dead, "DeadLetters"),
             TALLY: _flatten(pbegin, tally, "Tallies"),
+            INPUTS: _flatten(pbegin, inputs, "Inputs"),
         }
 
 
 class ReadPaperDatabase(beam.PTransform):
-    """Metadata JSONL files into `Paper`s; outputs `papers`, `dead`, `tally`."""
+    """Metadata JSONL files into `Paper`s; outputs `papers`, `dead`, `tally`, `inputs`."""
 
-    def __init__(self, patterns: list[str]) -> None:
+    def __init__(self, patterns: list[str], config: ReadConfig | None = None) -> None:
         super().__init__()
         self.patterns = patterns
+        self.config = config or ReadConfig()
 
     def expand(self, pbegin):
         if not self.patterns:
@@ -171,13 +96,49 @@ class ReadPaperDatabase(beam.PTransform):
                 "papers": _flatten(pbegin, [], "NoPapers"),
                 DEAD: _flatten(pbegin, [], "NoDead"),
                 TALLY: _flatten(pbegin, [], "NoTally"),
+                INPUTS: _flatten(pbegin, [], "NoInputs"),
             }
-        parsed = (
-            pbegin
-            | "MatchMetadata" >> MatchFiles(self.patterns)
-            | "ParseMetadata" >> beam.ParDo(ParseMetadataFileFn()).with_outputs(TALLY, DEAD, main="papers")
+        read = pbegin | "ReadMetadata" >> ReadRecords(
+            self.patterns, "metadata", self.config, tagged={PaperAbstract: "abstracts"}
         )
-        return {"papers": parsed.papers, DEAD: parsed[DEAD], TALLY: parsed[TALLY]}
+        papers = {"papers": read["records"], "abstracts": read["abstracts"]} | "JoinAbstracts" >> JoinAbstracts()
+        tally = (read[TALLY], papers[TALLY]) | "DatabaseTallies" >> beam.Flatten()
+        return {"papers": papers["papers"], DEAD: read[DEAD], TALLY: tally, INPUTS: read[INPUTS]}
+
+
+class _AttachAbstractsFn(beam.DoFn):
+    def process(self, element) -> Iterator:
+        _, grouped = element
+        abstracts = list(grouped["abstracts"])
+        tally = Tallies()
+        papers = list(grouped["papers"])
+        for paper in papers:
+            filled = with_abstract(paper, abstracts)
+            if filled is not paper:
+                tally("metadata_abstracts_joined")
+            yield filled
+        if abstracts and not papers:
+            tally("metadata_abstracts_without_paper", len(abstracts))
+        yield from tally.emit()
+
+
+class JoinAbstracts(beam.PTransform):
+    """S2AG `abstracts` records onto the `papers` records of the same corpus id. Papers without a corpus id
+    (arXiv snapshot, S2ORC metadata) pass by the join untouched."""
+
+    def expand(self, inputs):
+        papers, abstracts = inputs["papers"], inputs["abstracts"]
+        keyed = papers | "SplitByCorpusId" >> beam.Partition(lambda p, _: 0 if p.s2_corpus_id else 1, 2)
+        joined = (
+            {
+                "papers": keyed[0] | "PapersByCorpusId" >> beam.Map(lambda p: (p.s2_corpus_id, p)),
+                "abstracts": abstracts | "AbstractsByCorpusId" >> beam.Map(lambda a: (a.corpus_id, a)),
+            }
+            | "JoinOnCorpusId" >> beam.CoGroupByKey()
+            | "AttachAbstracts" >> beam.ParDo(_AttachAbstractsFn()).with_outputs(TALLY, main="papers")
+        )
+        merged = (joined.papers, keyed[1]) | "AllPapers" >> beam.Flatten()
+        return {"papers": merged, TALLY: joined[TALLY]}
 
 
 def _flatten(pbegin, pcolls: list, label: str):
@@ -196,7 +157,7 @@ class _ChooseCanonicalIdFn(beam.DoFn):
         canonical = sorted(set(grouped["papers"]))
         if not canonical:
             return
-        rank = {"arxiv": 0, "doi": 1, "s2": 2}[key.split(":", 1)[0]]
+        rank = {"arxiv": 0, "doi": 1, "s2": 2, "s2corpus": 3}.get(key.split(":", 1)[0], 9)
         for source in grouped["documents"]:
             yield source, (rank, canonical[0])
 
@@ -239,13 +200,36 @@ class CanonicalizeIds(beam.PTransform):
         return {"documents": renamed.documents, TALLY: renamed[TALLY]}
 
 
+def names_paper(source: str, paper_id: str) -> bool:
+    """Whether a document's file name is its paper id (`2101.00001v2.tei.xml` for 2101.00001, `hep-th_0101001`
+    for hep-th/0101001, `doi_10.1000_x` style stems for DOIs are not guessed)."""
+    if file_of(source) != source:
+        return False
+    stem = file_stem(source)
+    if stem == paper_id:
+        return True
+    candidate = stem.replace("_", "/", 1) if "/" in paper_id else stem
+    return normalize_arxiv_id(candidate) == paper_id and candidate.startswith(paper_id)
+
+
+def keep_order(document: ParsedDocument, paper_id: str) -> tuple:
+    """Which copy of a paper is kept: the file named for the paper, then a whole file before a line of a
+    JSONL file, then the shorter path, then the path in order. Deterministic whatever the input order."""
+    return (
+        not names_paper(document.source, paper_id),
+        file_of(document.source) != document.source,
+        len(document.source),
+        document.source,
+    )
+
+
 class _MergeByIdFn(beam.DoFn):
     """One paper id: merge its database records, keep one document (the rest are duplicates)."""
 
     def process(self, element) -> Iterator:
         paper_id, grouped = element
         tally = Tallies()
-        documents: list[ParsedDocument] = sorted(grouped["documents"], key=lambda d: d.source)
+        documents: list[ParsedDocument] = sorted(grouped["documents"], key=lambda d: keep_order(d, paper_id))
         papers: list[Paper] = list(grouped["papers"])
         if len(papers) > 1:
             tally("metadata_records_merged", len(papers) - 1)
@@ -267,6 +251,12 @@ class _MergeByIdFn(beam.DoFn):
                     tally,
                     documents=True,
                 )
+                path = file_of(duplicate.source)
+                yield TaggedOutput(INPUTS, InputTally(path, parsed=-1, dead_lettered=1, duplicate_of=(kept.source,)))
+                if path != duplicate.source:
+                    yield TaggedOutput(
+                        INPUTS, InputTally(duplicate.source, "", 1, 0, 1, (kept.source,), reason="duplicate_id")
+                    )
             yield kept.with_metadata(merged)
         yield from tally.emit()
 
@@ -283,9 +273,15 @@ class MergeDatabase(beam.PTransform):
                 "papers": inputs["papers"] | "PapersById" >> beam.Map(lambda p: (p.paper_id, p)),
             }
             | "JoinById" >> beam.CoGroupByKey()
-            | "Merge" >> beam.ParDo(_MergeByIdFn()).with_outputs("database", TALLY, DEAD, main="documents")
+            | "Merge" >> beam.ParDo(_MergeByIdFn()).with_outputs("database", TALLY, DEAD, INPUTS, main="documents")
         )
-        return {"database": merged.database, "documents": merged.documents, DEAD: merged[DEAD], TALLY: merged[TALLY]}
+        return {
+            "database": merged.database,
+            "documents": merged.documents,
+            DEAD: merged[DEAD],
+            TALLY: merged[TALLY],
+            INPUTS: merged[INPUTS],
+        }
 
 
 class ResolveReferencesFn(beam.DoFn):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 
 import pyarrow.parquet as pq
@@ -77,7 +78,7 @@ def test_bad_files_are_dead_lettered_with_reasons_and_the_good_ones_complete(mix
 def _records(out):
     tables = {}
     for name in ("contexts", "papers", "citations", "dead_letter"):
-        rows = pq.read_table(out / name).to_pylist()
+        rows = [row for f in sorted((out / name).glob("*.parquet")) for row in pq.read_table(f).to_pylist()]
         tables[name] = sorted(repr(sorted(r.items())) for r in rows)
     return tables
 
@@ -103,6 +104,8 @@ def test_same_inputs_same_records_and_multiprocess_direct_runner(mixed_inputs, t
     assert _records(tmp_path / "a") == _records(tmp_path / "b")
 
 
-def test_a_pattern_that_matches_nothing_stops_with_one_clear_line(tmp_path):
-    with pytest.raises(SystemExit, match="--tei .* matches no file"):
+def test_a_pattern_that_matches_nothing_stops_with_one_clear_line(tmp_path, capsys):
+    with pytest.raises(SystemExit) as stopped:
         run(["--runner=FnApiRunner", "--tei", str(tmp_path / "nothing/*.xml"), "--output", str(tmp_path / "o")])
+    assert stopped.value.code == 2
+    assert re.fullmatch(r"error: --tei '.*' matches no file\n", capsys.readouterr().err)
