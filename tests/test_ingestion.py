@@ -238,7 +238,7 @@ def test_a_mistyped_flag_exits_2_before_any_work(tmp_path):
     assert not (tmp_path / "o").exists()
 
 
-@pytest.mark.parametrize("case", ["directory_flag", "output_under_file", "output_is_file"])
+@pytest.mark.parametrize("case", ["directory_flag", "output_under_file", "output_is_file", "unwritable"])
 def test_bad_paths_stop_with_one_error_line_and_exit_2(examples, tmp_path, capsys, case):
     args = ["--runner=FnApiRunner"]
     if case == "directory_flag":
@@ -246,9 +246,11 @@ def test_bad_paths_stop_with_one_error_line_and_exit_2(examples, tmp_path, capsy
     elif case == "output_under_file":
         (tmp_path / "file").write_text("x")
         args += ["--output", str(tmp_path / "file/sub/out")]
-    else:
+    elif case == "output_is_file":
         (tmp_path / "file").write_text("x")
         args += ["--output", str(tmp_path / "file")]
+    else:  # /proc takes no new directory, even from root
+        args += ["--output", "/proc/citrec-test/out"]
     with pytest.raises(SystemExit) as stopped:
         run(args)
     assert stopped.value.code == 2
