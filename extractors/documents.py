@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Iterable, Iterator
 from pathlib import PurePosixPath
 
 from extractors.metadata import paper_from_metadata
-from extractors.records import DeadLetter, Paper, ParsedDocument
+from extractors.records import CounterFn, DeadLetter, Paper, ParsedDocument, no_count
 from extractors.s2orc import load_json_record, parse_s2orc_record
 from extractors.tei import DocumentError, parse_tei
 
@@ -32,15 +33,22 @@ def _decode(data: bytes) -> str:
         raise DocumentError("undecodable_bytes", f"not UTF-8 at byte {err.start}: {err.reason}") from err
 
 
-def parse_document(data: bytes, source: str, kind: str) -> ParsedDocument | DeadLetter:
-    """One document's bytes (`kind` "tei" or "s2orc") into a document, or a dead letter saying why not."""
+def parse_document(data: bytes, source: str, kind: str, count: CounterFn = no_count) -> ParsedDocument | DeadLetter:
+    """One document's bytes (`kind` "tei" or "s2orc") into a document, or a dead letter saying why not.
+
+    What the parser dropped inside a document that parses (cite spans out of range) reaches `count`; a
+    dead-lettered document counts nothing else."""
     try:
         if kind == "tei":
             return parse_tei(data, source)
         if not data.strip():
             raise DocumentError("empty_file", "the file has no content")
         record = load_json_record(_decode(data))
-        return parse_s2orc_record(record, source, file_stem(source))
+        dropped: Counter[str] = Counter()
+        document = parse_s2orc_record(record, source, file_stem(source), lambda name, n=1: dropped.update({name: n}))
+        for name, n in dropped.items():
+            count(name, n)
+        return document
     except DocumentError as err:
         return DeadLetter(source=source, stage="parse", reason=err.reason, detail=err.detail[:500])
     except (ValueError, TypeError, KeyError, AttributeError, IndexError, RecursionError) as err:
@@ -49,7 +57,9 @@ def parse_document(data: bytes, source: str, kind: str) -> ParsedDocument | Dead
         )
 
 
-def parse_document_file(data: bytes, path: str, kind: str) -> Iterator[ParsedDocument | DeadLetter]:
+def parse_document_file(
+    data: bytes, path: str, kind: str, count: CounterFn = no_count
+) -> Iterator[ParsedDocument | DeadLetter]:
     """A whole non-JSONL file: one document, except a `.json` file that is really JSON Lines (the arXiv
     snapshot's own name is `.json`), which gives one document per line, identified as `path:line`."""
     if kind == "s2orc":
@@ -57,10 +67,10 @@ def parse_document_file(data: bytes, path: str, kind: str) -> Iterator[ParsedDoc
         if not_json:
             yield DeadLetter(source=path, stage="parse", reason="unknown_layout", detail=not_json)
             return
-    result = parse_document(data, path, kind)
+    result = parse_document(data, path, kind, count)
     if kind == "s2orc" and isinstance(result, DeadLetter) and "Extra data" in result.detail:
         for source, line in numbered_lines(data.splitlines(), path):
-            yield parse_document(line, source, kind)
+            yield parse_document(line, source, kind, count)
         return
     yield result
 

@@ -50,7 +50,7 @@ from extractors.fields import (
     wrong_type,
 )
 from extractors.ids import normalize_arxiv_id, normalize_doi, paper_id_for
-from extractors.records import BibEntry, Mention, Paragraph, ParsedDocument
+from extractors.records import BibEntry, CounterFn, Mention, Paragraph, ParsedDocument, no_count
 from extractors.sentences import split_sentences
 from extractors.tei import DocumentError, parse_date, raises_only_document_errors
 
@@ -139,8 +139,12 @@ def _list(value: Any, path: str) -> list[Any]:
     return value
 
 
-def _paragraphs(blocks: Any, kind: str, first_section: int, path: str) -> tuple[list[Paragraph], int]:
-    """Paragraphs from a `body_text`-like list; a new section starts where the section name changes."""
+def _paragraphs(
+    blocks: Any, kind: str, first_section: int, path: str, count: CounterFn = no_count
+) -> tuple[list[Paragraph], int]:
+    """Paragraphs from a `body_text`-like list; a new section starts where the section name changes. A cite
+    span without offsets, reversed, or outside its paragraph is dropped and counted
+    (`cite_spans_dropped:out_of_range`)."""
     paragraphs: list[Paragraph] = []
     section_index = first_section - 1
     previous: object = object()
@@ -159,6 +163,7 @@ def _paragraphs(blocks: Any, kind: str, first_section: int, path: str) -> tuple[
             start = as_int(span.get("start"), f"{path}.cite_spans.start")
             end = as_int(span.get("end"), f"{path}.cite_spans.end")
             if start is None or end is None or not 0 <= start <= end <= len(text):
+                count("cite_spans_dropped:out_of_range", 1)
                 continue
             ref = as_identifier(span.get("ref_id"), f"{path}.cite_spans.ref_id")
             mentions.append(Mention(start=start, end=end, text=text[start:end], bib_id=ref or None))
@@ -205,15 +210,16 @@ def _as_abstract_text(value: Any, path: str) -> str | None:
 
 
 @raises_only_document_errors
-def parse_s2orc_record(record: Any, source: str, stem: str) -> ParsedDocument:
-    """Parse one S2ORC / unarXive JSON object. Raises `DocumentError` with a drop reason when it cannot."""
+def parse_s2orc_record(record: Any, source: str, stem: str, count: CounterFn = no_count) -> ParsedDocument:
+    """Parse one S2ORC / unarXive JSON object. Raises `DocumentError` with a drop reason when it cannot;
+    `count` hears of the cite spans it had to drop."""
     if not isinstance(record, Mapping):
         raise DocumentError("unknown_layout", f"expected a JSON object, got {type(record).__name__}")
     layout = _layout(record)
     if layout == "s2ag":
         from extractors.s2ag import parse_s2ag_record
 
-        return parse_s2ag_record(record, source, stem)
+        return parse_s2ag_record(record, source, stem, count)
     metadata = as_mapping(record.get("metadata"), "metadata")
     parse: Mapping[str, Any] = record
     if layout == "s2orc-2019":
@@ -228,10 +234,10 @@ def parse_s2orc_record(record: Any, source: str, stem: str) -> ParsedDocument:
         abstract_blocks = [{"text": abstract_blocks.get("text") or "", "section": "Abstract"}]
     elif not isinstance(abstract_blocks, list) and abstract_blocks is not None:
         abstract_blocks = [{"text": as_text(abstract_blocks, "abstract"), "section": "Abstract"}]
-    abstract_pars, next_section = _paragraphs(abstract_blocks, "abstract", 0, "abstract")
-    body_pars, next_section = _paragraphs(parse.get("body_text"), "body", next_section, "body_text")
+    abstract_pars, next_section = _paragraphs(abstract_blocks, "abstract", 0, "abstract", count)
+    body_pars, next_section = _paragraphs(parse.get("body_text"), "body", next_section, "body_text", count)
     back_blocks = parse.get("back_matter") or record.get("back_matter")
-    back_pars, _ = _paragraphs(back_blocks, "back", next_section, "back_matter")
+    back_pars, _ = _paragraphs(back_blocks, "back", next_section, "back_matter", count)
     if not body_pars:
         raise DocumentError("no_body", f"{layout} record has no body_text paragraph")
     abstract = None

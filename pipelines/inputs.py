@@ -207,10 +207,10 @@ class ReadRecordsFn(beam.DoFn):
         self.tagged = tagged or {}
         self._seen = 0
 
-    def _parse(self, data: bytes, source: str):
+    def _parse(self, data: bytes, source: str, tally: Tallies):
         if self.kind == "metadata":
             return parse_metadata_line(data, source)
-        return parse_document(data, source, self.kind)
+        return parse_document(data, source, self.kind, tally)
 
     @property
     def _documents(self) -> bool:
@@ -220,9 +220,9 @@ class ReadRecordsFn(beam.DoFn):
         tally = Tallies()
         account = InputTally(task.path, self.kind)
         if line_oriented(task.path, self.kind):
-            outcomes = self._lines(task)
+            outcomes = self._lines(task, tally)
         else:
-            outcomes = self._whole(task)
+            outcomes = self._whole(task, tally)
         try:
             for outcome in outcomes:
                 account = self._count(outcome, account, tally)
@@ -248,21 +248,21 @@ class ReadRecordsFn(beam.DoFn):
         yield TaggedOutput(INPUTS, account)
         yield from tally.emit()
 
-    def _lines(self, task: ReadTask) -> Iterator:
+    def _lines(self, task: ReadTask, tally: Tallies) -> Iterator:
         cap = self.config.max_document_bytes
         for source, line in iter_task_lines(task, cap):
             if line.data is None:
                 yield DeadLetter(source, "read", "too_large", f"a {line.size:,}-byte line; the cap is {cap:,}")
             else:
-                yield self._parse(line.data, source)
+                yield self._parse(line.data, source, tally)
 
-    def _whole(self, task: ReadTask) -> Iterator:
+    def _whole(self, task: ReadTask, tally: Tallies) -> Iterator:
         try:
             data = read_document_bytes(task.path, self.config.max_document_bytes)
         except TooLarge as err:
             yield DeadLetter(task.path, "read", "too_large", str(err))
             return
-        yield from parse_document_file(data, task.path, self.kind)
+        yield from parse_document_file(data, task.path, self.kind, tally)
 
     def _count(self, outcome, account: InputTally, tally: Tallies) -> InputTally:
         self._seen += 1

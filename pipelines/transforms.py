@@ -11,7 +11,6 @@ from collections.abc import Iterable, Iterator
 from dataclasses import replace
 
 import apache_beam as beam
-from apache_beam.io import fileio
 from apache_beam.pvalue import TaggedOutput
 
 from extractors.contexts import ContextConfig, cut_contexts
@@ -37,23 +36,6 @@ from pipelines.tallies import DEAD, INPUTS, NAMESPACE, TALLY, Tallies, dead_lett
 __all__ = ["DEAD", "INPUTS", "NAMESPACE", "TALLY", "Tallies", "dead_letter_output"]
 
 LOG = logging.getLogger(__name__)
-
-
-class MatchFiles(beam.PTransform):
-    """Glob patterns into readable files, spread over workers by a Reshuffle."""
-
-    def __init__(self, patterns: list[str]) -> None:
-        super().__init__()
-        self.patterns = patterns
-
-    def expand(self, pbegin):
-        return (
-            pbegin
-            | "Patterns" >> beam.Create(self.patterns)
-            | "Match" >> fileio.MatchAll()
-            | "Spread" >> beam.Reshuffle()
-            | "Open" >> fileio.ReadMatches()
-        )
 
 
 class ParseDocuments(beam.PTransform):

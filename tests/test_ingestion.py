@@ -52,6 +52,7 @@ def shipped(shared, examples, tmp_path_factory) -> dict:
     overlapping["paper_id"] = overlapping["metadata"]["id"] = "2109.00998"
     first = overlapping["body_text"][0]["cite_spans"][0]
     overlapping["body_text"][0]["cite_spans"].append({**first, "start": first["start"] + 5, "end": first["end"] + 3})
+    overlapping["body_text"][0]["cite_spans"].append({**first, "start": 10**6, "end": 10**6 + 5})  # past the text
     too_large = json.loads(json.dumps(unarxive))
     too_large["paper_id"] = too_large["metadata"]["id"] = "2109.00997"
     too_large["body_text"][0]["text"] += " padding" * (CAP // 8)
@@ -127,6 +128,8 @@ def test_gzipped_shards_with_hostile_lines_finish_and_balance(shipped, first_run
     assert ("shard-000.jsonl.gz:7", "read", "too_large") in letters
     assert ("arxiv-snapshot.jsonl.gz:1197", "metadata", "unknown_layout") in letters
     assert ("arxiv-snapshot.jsonl.gz:1198", "metadata", "truncated_json") in letters
+    assert funnel["dropped_overlapping_span"] == 1
+    assert stats["other_counts"]["cite_spans_dropped:out_of_range"] == 1
     document_letters = [r for r in _table(out, "dead_letter") if r["stage"] != "metadata"]
     assert len(document_letters) == funnel["documents_dead_lettered"]
 
