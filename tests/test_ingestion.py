@@ -288,7 +288,7 @@ def test_duplicates_keep_the_file_named_for_the_paper(shared, tmp_path):
     assert (rows["2602.14645v1.tei.xml"]["parsed"], rows["a-copy.tei.xml"]["parsed"]) == (1, 0)
 
 
-def test_unarxive_2020_plain_text_is_one_dead_letter_per_file(shared, tmp_path):
+def test_unarxive_2020_plain_text_is_one_dead_letter_per_file(shared, tmp_path, capsys):
     papers = sorted((shared / "unarxive2020/paper_centered_sample/papers").glob("*.txt"))[:3]
     for paper in papers:
         shutil.copy(paper, tmp_path / paper.name)
@@ -297,6 +297,9 @@ def test_unarxive_2020_plain_text_is_one_dead_letter_per_file(shared, tmp_path):
     letters = _table(tmp_path / "out", "dead_letter")
     assert stats["funnel"]["documents_in"] == len(papers) + 1 == len(letters)
     assert {r["reason"] for r in letters} == {"unknown_layout"}
+    warnings = [line for line in capsys.readouterr().err.splitlines() if line.startswith("warning: ")]
+    assert [w.split("'")[1] for w in warnings] == ["train", "validation", "test"]  # every split is empty
+    assert not (tmp_path / "out/contexts").exists()
 
 
 def test_s2ag_abstracts_join_their_papers_by_corpus_id_in_gzipped_shards(tmp_path):
