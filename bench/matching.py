@@ -3,6 +3,7 @@
     python bench/matching.py                                  # 10k, 100k and 1M titles, 10k references
     python bench/matching.py --sizes 10000 100000 --queries 2000
     python bench/matching.py --sweep --sizes 100000           # shingle size and banding, by measurement
+    python bench/matching.py --sizes 1000000 --methods baseline memory --before /tmp/old --repeat 3
 
 Titles are real-shaped: a word-bigram model of the real titles under ../shared/data (bib-entry titles of
 the GROBID TEI and S2ORC files, S2ORC and arXiv metadata titles), with their length distribution. The
@@ -17,6 +18,12 @@ is the peak minus the resident size after the inputs were loaded):
   checked one pair at a time with rapidfuzz LCS >= 0.9.
 - `memory`: `mapping.matcher.InMemoryMatcher`.
 - `join`: `pipelines.matching.MatchTitles` (the Beam join) on FnApiRunner, reading the same files.
+- `memory@before` (with `--before DIR`): the `memory` method of another checkout (`git archive OLD | tar -x
+  -C DIR`), on the same inputs, run between the others.
+
+With `--repeat N` every method runs N times, alternating; the table shows medians, and each ratio against
+the baseline is taken within one repetition (median, min-max), so that load from other work on the machine
+falls on both sides.
 """
 
 from __future__ import annotations
@@ -26,6 +33,7 @@ import json
 import os
 import random
 import resource
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -374,6 +382,8 @@ def main() -> None:
     parser.add_argument("--join-max-size", type=int, default=1_000_000, help="skip the Beam join above this size")
     parser.add_argument("--sweep", action="store_true", help="measure shingle sizes and bandings instead")
     parser.add_argument("--seed", type=int, default=13)
+    parser.add_argument("--repeat", type=int, default=1, help="run every method this many times, alternating")
+    parser.add_argument("--before", type=Path, help="another checkout whose `memory` method runs as memory@before")
     parser.add_argument("--json", type=Path, help="write all rows here")
     parser.add_argument("--worker", nargs=2, metavar=("METHOD", "DIR"), help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -396,18 +406,20 @@ def main() -> None:
                     {"size": size, **row} for row in sweep(directory, SWEEP if size <= 200_000 else SWEEP_LARGE)
                 )
                 continue
-            for method in args.methods:
-                if method == "join" and size > args.join_max_size:
-                    continue
-                out = subprocess.run(
-                    [sys.executable, __file__, "--worker", method, str(directory)], capture_output=True, text=True
-                )
-                if out.returncode:
-                    print(out.stderr[-3000:], file=sys.stderr)
-                    raise SystemExit(f"{method} at {size} failed")
-                row = {"size": size, "queries": args.queries, **json.loads(out.stdout.strip().splitlines()[-1])}
-                results.append(row)
-                print_row(row)
+            runs = [(m, Path(__file__), m) for m in args.methods if m != "join" or size <= args.join_max_size]
+            if args.before:
+                runs.insert(1, ("memory@before", args.before / "bench" / "matching.py", "memory"))
+            for repetition in range(args.repeat):
+                for label, script, method in runs:
+                    command = [sys.executable, str(script), "--worker", method, str(directory)]
+                    out = subprocess.run(command, capture_output=True, text=True)
+                    if out.returncode:
+                        print(out.stderr[-3000:], file=sys.stderr)
+                        raise SystemExit(f"{label} at {size} failed")
+                    row = {"size": size, "queries": args.queries, **json.loads(out.stdout.strip().splitlines()[-1])}
+                    row.update(method=label, repetition=repetition)
+                    results.append(row)
+                    print_row(row)
     if not args.sweep:
         print_table(results)
     if args.json:
@@ -423,7 +435,32 @@ def print_row(row: dict) -> None:
     )
 
 
+def medians(results: list[dict]) -> list[dict]:
+    """One row per (size, method): the median of each timing and memory figure over the repetitions."""
+    groups: dict[tuple[int, str], list[dict]] = {}
+    for r in results:
+        groups.setdefault((r["size"], r["method"]), []).append(r)
+    rows = []
+    for runs in groups.values():
+        row = dict(runs[0])
+        for field in ("sign_s", "build_s", "resolve_s", "peak_rss", "index_rss"):
+            row[field] = statistics.median(r[field] for r in runs)
+        rows.append(row)
+    return rows
+
+
+def ratio_range(results: list[dict], size: int, method: str, ratio) -> str:
+    """`ratio(row, baseline row)` per repetition: median (min-max) when there are several."""
+    base = {r["repetition"]: r for r in results if r["size"] == size and r["method"] == "baseline"}
+    values = [ratio(r, base[r["repetition"]]) for r in results if (r["size"], r["method"]) == (size, method)]
+    if len(values) == 1:
+        return f"x{values[0]:.2f}"
+    return f"x{statistics.median(values):.2f} ({min(values):.2f}-{max(values):.2f})"
+
+
 def print_table(results: list[dict]) -> None:
+    every = results
+    results = medians(results)
     print(
         "\n| titles | method | signatures/s | titles indexed/s | refs resolved/s | peak RSS MiB | index MiB | P | R |"
     )
@@ -436,24 +473,28 @@ def print_table(results: list[dict]) -> None:
             f"{r['precision']:.4f} | {r['recall']:.4f} |"
         )
     by = {(r["size"], r["method"]): r for r in results}
-    print("\nratios against the baseline measured in the same run:")
+    print("\nratios against the baseline measured in the same run (per repetition: median, min-max):")
     for (size, method), r in sorted(by.items()):
         base = by.get((size, "baseline"))
         if base and method != "baseline":
-            speed = (r["queries"] / r["resolve_s"]) / (base["queries"] / base["resolve_s"])
             print(
-                f"  {size:>9,} {method:<7} refs/s x{speed:6.1f}  signatures/s x{base['sign_s'] / r['sign_s']:5.1f}  "
-                f"peak RSS x{r['peak_rss'] / base['peak_rss']:.2f}  "
-                f"index memory x{r['index_rss'] / base['index_rss']:.2f}  "
+                f"  {size:>9,} {method:<13} refs/s {ratio_range(every, size, method, _speed)}  "
+                f"signatures/s {ratio_range(every, size, method, lambda a, b: b['sign_s'] / a['sign_s'])}  "
+                f"peak RSS {ratio_range(every, size, method, lambda a, b: a['peak_rss'] / b['peak_rss'])}  "
+                f"index memory {ratio_range(every, size, method, lambda a, b: a['index_rss'] / b['index_rss'])}  "
                 f"recall {r['recall'] - base['recall']:+.4f}"
             )
     sizes = sorted({r["size"] for r in results})
     for small, large in zip(sizes, sizes[1:], strict=False):
-        for method in ("baseline", "memory", "join"):
+        for method in ("baseline", "memory", "memory@before", "join"):
             a, b = by.get((small, method)), by.get((large, method))
             if a and b:
                 cost = (b["build_s"] + b["resolve_s"]) / (a["build_s"] + a["resolve_s"])
-                print(f"  {method:<8} whole cost {small:,} -> {large:,} titles: x{cost:.1f}")
+                print(f"  {method:<13} whole cost {small:,} -> {large:,} titles: x{cost:.1f}")
+
+
+def _speed(row: dict, base: dict) -> float:
+    return (row["queries"] / row["resolve_s"]) / (base["queries"] / base["resolve_s"])
 
 
 if __name__ == "__main__":

@@ -19,11 +19,14 @@ Where the database records come from, one record per identity, first source wins
 2. for an identity cited by two or more *different* works (a work is a file stem, so a PDF's TEI and its
    S2ORC JSON are one work; for unarXive it is the citing arXiv id): the citation of the first work, in
    sorted order, is the record; the citations of the other works are queries, those of its own work are not.
+   When another work's citation names an unrelated title (LCS similarity below 0.5 with the first's),
+   GROBID put the id on the wrong entry in one of them: the identity is left out (no record, no queries).
 An identity with no record is a negative: any resolution of its queries is a false positive.
 
 Distractors: every title without an identifier (bib entries of the documents, unquoted-identifier unarXive
 titles) is a paper of its own. A database record that is not the gold identity but has the same normalised
-title as a gold identity's record or query, with years at most one apart (or unknown) or a title of at
+title as a gold identity's record or query (spaces aside: GROBID joins "BERT-Networks" into one word in
+one citation and not in another), with years at most one apart (or unknown) or a title of at
 least four words whatever the years (an edition, an arXiv version, a journal version), is the same work
 without its identifier: it is dropped from the database and counted, so a negative stays a paper that is
 not in the database. Near-duplicates (a GROBID misspelling of the same title) are not caught by that rule;
@@ -373,6 +376,30 @@ def _years_compatible(a: int | None, b: int | None) -> bool:
 LONG_TITLE_WORDS = 4
 
 
+def _squashed(title: str | None) -> str:
+    """A normalised title without its spaces: GROBID joins or splits words at line breaks ("BERT-Networks" comes
+    out as "bertnetworks" in one citation and "bert networks" in another), so two records of one work whose
+    titles differ only there are one work."""
+    return normalize_title(title).replace(" ", "")
+
+
+CONFLICT_SIMILARITY = 0.5
+
+
+def _names_two_works(citations: list[_Citation]) -> bool:
+    """Whether citations of one identifier in different works name unrelated titles (a longest-common-subsequence
+    similarity below `CONFLICT_SIMILARITY` with the first work's): GROBID attached the id to the wrong entry in
+    one of them, so neither can be the record the others are judged against."""
+    if not citations:
+        return False
+    first = normalize_title(citations[0].title)
+    return any(
+        c.work != citations[0].work
+        and LCSseq.normalized_similarity(first, normalize_title(c.title)) < CONFLICT_SIMILARITY
+        for c in citations[1:]
+    )
+
+
 def _same_work(title: str, a: int | None, b: int | None) -> bool:
     """Two records with this same normalised title are one work: years at most one apart (or unknown), or a
     title of at least `LONG_TITLE_WORDS` words whatever the years (a later edition, an arXiv version, the
@@ -388,7 +415,8 @@ def build_gold_set(shared: Path) -> GoldSet:
     metadata = _metadata_records(shared, counts)
 
     identities = _Identities()
-    for keys in [c.keys for c in citations] + [p.identifier_keys() for p in metadata + headers]:
+    record_keys = [identifier_keys(p.arxiv_id, p.doi, p.s2_paper_id) for p in metadata + headers]
+    for keys in [c.keys for c in citations] + record_keys:
         if keys:
             identities.join(keys)
     counts["identity_components_with_two_arxiv_ids"] = identities.components_with_two_arxiv_ids()
@@ -419,6 +447,9 @@ def build_gold_set(shared: Path) -> GoldSet:
     for identity in sorted(by_identity):
         cited = sorted(by_identity[identity], key=lambda c: (c.work, c.origin))
         usable = [c for c in cited if len(normalize_title(c.title)) >= MIN_TITLE_CHARS]
+        if identity not in records and _names_two_works(usable):
+            counts["identities_dropped_conflicting_titles"] += 1  # GROBID put the id on the wrong entry
+            continue
         if identity not in records and len({c.work for c in usable}) >= 2:
             first = usable[0]
             records[identity] = Paper(identity, first.title, year=first.year, source=f"citation:{first.origin}")
@@ -443,9 +474,9 @@ def build_gold_set(shared: Path) -> GoldSet:
     gold_titles: dict[str, list[tuple[str, int | None]]] = defaultdict(list)
     gold_identities = {q.identity for q in queries}
     for query in queries:
-        gold_titles[normalize_title(query.entry.title)].append((query.identity, query.entry.year))
+        gold_titles[_squashed(query.entry.title)].append((query.identity, query.entry.year))
     for identity in gold_identities & set(records):
-        gold_titles[normalize_title(records[identity].title)].append((identity, records[identity].year))
+        gold_titles[_squashed(records[identity].title)].append((identity, records[identity].year))
 
     candidates: list[tuple[str | None, str, Paper]] = [
         (identity, record_source[identity], paper) for identity, paper in sorted(records.items())
@@ -464,7 +495,8 @@ def build_gold_set(shared: Path) -> GoldSet:
             counts[f"db_dropped_short_title:{source}"] += 1
             continue
         duplicate = any(
-            other != identity and _same_work(title, year, paper.year) for other, year in gold_titles.get(title, ())
+            other != identity and _same_work(title, year, paper.year)
+            for other, year in gold_titles.get(_squashed(paper.title), ())
         )
         if duplicate:
             counts[f"db_dropped_duplicate_of_gold:{source}"] += 1

@@ -165,13 +165,19 @@ def build_stats(tallies: Mapping[str, int], graph: Mapping, years: Mapping[str, 
         "papers": int(tallies.get("papers_written", 0)),
         "publication_years": {k: int(v) for k, v in sorted(years.items())},
         "citation_graph": dict(graph),
-        "resolution": {k: int(v) for k, v in sorted(tallies.items()) if k.startswith(("resolved_by:", "unresolved:"))},
+        "resolution": {
+            k: int(v)
+            for k, v in sorted(tallies.items())
+            if k.startswith(("resolved_by:", "unresolved:", "bib_entries_with:"))
+        },
         "metadata": {k: int(v) for k, v in sorted(tallies.items()) if k.startswith("metadata_")},
         "dead_letters": {k.split(":", 1)[1]: int(v) for k, v in sorted(tallies.items()) if k.startswith("dead:")},
         "other_counts": {
             k: int(v)
             for k, v in sorted(tallies.items())
-            if not k.startswith(("dropped_", "resolved_by:", "unresolved:", "metadata_", "dead:", "contexts:"))
+            if not k.startswith(
+                ("dropped_", "resolved_by:", "unresolved:", "bib_entries_with:", "metadata_", "dead:", "contexts:")
+            )
             and not k.startswith("citing_papers:")
             and k not in FUNNEL_KEYS
         },

@@ -120,4 +120,5 @@ def paper_from_document(document: ParsedDocument) -> Paper:
         s2_paper_id=document.s2_paper_id,
         s2_corpus_id=document.s2_corpus_id,
         source="document",
+        other_ids=document.other_ids,
     )

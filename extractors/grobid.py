@@ -23,6 +23,13 @@ layer). Every other failure is transient: 503, timeouts, dropped connections, an
 500 for any exception in a request, its own state included (out of memory, a full temporary disk, a missing
 pdfalto, a pdfalto timeout under load); caching one of those would drop a good PDF from every later run,
 while not caching a deterministic one only costs one request per run.
+
+Raw reference strings go to `/api/processCitationList` (`process_citation_list`), many per request, with the
+same retries. GROBID 0.7.1 to 0.8.2 answer (`GrobidRestProcessString.processCitationList`) a TEI envelope
+`<TEI><teiHeader/><text><front/><body/><back><div><listBibl>` holding one `<biblStruct xml:id="b<i>">` per
+string, in input order; a string it cannot parse gets a `biblStruct` with an empty `<monogr><imprint/>`.
+`split_citation_list` also reads a bare `<listBibl>`. Every failure of that service is a bare 500 (it catches
+every exception), so none is deterministic: a failed batch is never cached and is sent again next run.
 """
 
 from __future__ import annotations
@@ -33,9 +40,14 @@ import random
 import re
 import threading
 import time
-from dataclasses import asdict, dataclass, field
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field, fields, replace
 
 import requests
+from lxml import etree
+
+from extractors.records import BibEntry
+from extractors.tei import TEI_NS
 
 START_HINT = "start one with: docker run --rm -p 8070:8070 grobid/grobid:0.8.2-crf"
 # GROBID's GrobidExceptionStatus values that say the PDF itself cannot be read; its answers start "[STATUS] ".
@@ -63,6 +75,13 @@ class GrobidOptions:
         if self.tei_coordinates:
             data["teiCoordinates"] = ",".join(self.tei_coordinates)
         return data
+
+    def citation_form(self) -> dict[str, str]:
+        """`processCitationList`'s options (it takes no other)."""
+        return {
+            "consolidateCitations": "1" if self.consolidate_citations else "0",
+            "includeRawCitations": "1" if self.include_raw_citations else "0",
+        }
 
     def as_metadata(self) -> dict[str, object]:
         return asdict(self)
@@ -114,6 +133,18 @@ class GrobidResult:
         )
 
 
+@dataclass(frozen=True)
+class CitationListResult:
+    """A batch of raw reference strings' outcome: one `biblStruct` (XML bytes, TEI namespace) per string, in
+    the order sent, or a failure `reason` with a readable `detail` for the whole batch."""
+
+    structs: tuple[bytes, ...] | None
+    reason: str | None = None
+    detail: str = ""
+    attempts: int = 1
+    status: int | None = None
+
+
 def is_deterministic_error(status: int, body: str) -> bool:
     """Whether an error answer says the PDF itself cannot be read, by GROBID's `[STATUS]` tag. The full-text
     resource answers 500 for every exception; 400 is what GROBID's `GrobidStatusToHttpStatusMapper` gives
@@ -133,6 +164,71 @@ def tei_cache_key(pdf: bytes, version: str, options: GrobidOptions) -> str:
     digest.update(b"|" + version.encode() + b"|")
     digest.update(json.dumps(options.as_metadata(), sort_keys=True).encode())
     return digest.hexdigest()
+
+
+def citation_cache_key(raw: str, version: str, options: GrobidOptions) -> str:
+    """SHA-256 over the raw string, the GROBID version and the options `processCitationList` takes (so that a
+    change of `--consolidate_header` or sentence segmentation keeps the citation cache)."""
+    digest = hashlib.sha256()
+    digest.update(hashlib.sha256(raw.encode("utf-8")).hexdigest().encode())
+    digest.update(b"|" + version.encode() + b"|processCitationList|")
+    digest.update(json.dumps(options.citation_form(), sort_keys=True).encode())
+    return digest.hexdigest()
+
+
+MAX_RAW_REFERENCE_CHARS = 2_000
+"""Longer "reference strings" are parsing accidents (a swallowed paragraph or author list); GROBID would spend
+its time on them and a timeout would fail the whole batch."""
+
+
+def sendable_raw_reference(raw: str | None, min_chars: int) -> tuple[str | None, str]:
+    """(the string to send, "") or (None, why not): whitespace runs become one space (so the cache key does not
+    depend on line breaks); a string with fewer than `min_chars` letters or digits cannot hold a usable title,
+    and one made of punctuation only (`()`, `.`) would make GROBID 0.8 fail the whole batch."""
+    text = " ".join((raw or "").split())
+    if sum(ch.isalnum() for ch in text) < min_chars:
+        return None, "too_short"
+    if len(text) > MAX_RAW_REFERENCE_CHARS:
+        return None, "too_long"
+    return text, ""
+
+
+_LIST_BIBL = f"{{{TEI_NS}}}listBibl"
+_BIBL_STRUCT = f"{{{TEI_NS}}}biblStruct"
+
+
+def split_citation_list(answer: bytes) -> list[bytes]:
+    """The `biblStruct`s of a `processCitationList` answer, in order, each serialised on its own (with the TEI
+    namespace). Reads GROBID's TEI envelope and a bare `<listBibl>`, namespaced or not (elements without a
+    namespace are put in TEI's). Raises ValueError on anything that is not XML with a `listBibl`."""
+    parser = etree.XMLParser(resolve_entities=False, no_network=True, remove_comments=True)
+    try:
+        root = etree.fromstring(answer, parser)
+    except etree.XMLSyntaxError as err:
+        raise ValueError(f"not XML: {err}") from err
+    if not any(etree.QName(node).localname == "listBibl" for node in root.iter(etree.Element)):
+        raise ValueError(f"no listBibl in an answer whose root is {etree.QName(root).localname!r}")
+    for node in root.iter(etree.Element):
+        if etree.QName(node).namespace is None:
+            node.tag = f"{{{TEI_NS}}}{node.tag}"
+    structs = [node for node in root.iter(_BIBL_STRUCT) if node.getparent() is not None]
+    structs = [node for node in structs if node.getparent().tag == _LIST_BIBL]
+    return [etree.tostring(node, encoding="UTF-8", xml_declaration=False, with_tail=False) for node in structs]
+
+
+def merge_parsed_entry(original: BibEntry, parsed: BibEntry) -> BibEntry:
+    """`original` with GROBID's reading of its raw string: every field GROBID filled (title, authors, year,
+    venue, identifiers) replaces the original's, every field it left empty keeps the original's (an arXiv id
+    from unarXive's `contained_arXiv_ids` is not lost), `other_ids` are the union of both; the bib id and the raw
+    string stay the original's."""
+    changes = {
+        f.name: getattr(parsed, f.name)
+        for f in fields(BibEntry)
+        if f.name not in ("bib_id", "raw") and getattr(parsed, f.name)
+    }
+    if "other_ids" in changes:
+        changes["other_ids"] = tuple(dict.fromkeys((*original.other_ids, *parsed.other_ids)))
+    return replace(original, **changes)
 
 
 def parse_version(text: str) -> str:
@@ -191,16 +287,50 @@ class GrobidClient:
         """One PDF through `/api/processFulltextDocument`, with bounded retries."""
         if not pdf.lstrip()[:5] == b"%PDF-":
             return GrobidResult(None, "not_a_pdf", "the file does not start with %PDF-", attempts=0, deterministic=True)
+        response, outcome = self._post(
+            "processFulltextDocument", files={"input": (name, pdf, "application/pdf")}, data=self.options.form()
+        )
+        if response is None:
+            return outcome
+        return GrobidResult(response.content, attempts=outcome.attempts, status=200)
+
+    def process_citation_list(self, raw_strings: Sequence[str]) -> CitationListResult:
+        """Raw reference strings through `/api/processCitationList` in one request (form-urlencoded, field
+        `citations` once per string), with the retries of `process_fulltext`: one `biblStruct` per string,
+        in order, or a failure for the whole batch. A blank string makes GROBID 0.8 fail the whole batch
+        (a null item in its answer: 500), so `sendable_raw_reference` decides what may be sent."""
+        if not raw_strings:
+            return CitationListResult((), attempts=0)
+        form = [("citations", raw) for raw in raw_strings] + list(self.options.citation_form().items())
+        response, outcome = self._post("processCitationList", data=form, ok=(200, 204))
+        if response is None:
+            return CitationListResult(None, outcome.reason, outcome.detail, outcome.attempts, outcome.status)
+        attempts, status = outcome.attempts, response.status_code
+        try:
+            structs = split_citation_list(response.content) if status == 200 else []
+        except ValueError as err:
+            detail = f"{err}; answer starts {response.content[:120]!r}"
+            return CitationListResult(None, "grobid_citation_malformed_answer", detail, attempts, status)
+        if len(structs) != len(raw_strings):
+            detail = f"{len(structs)} biblStruct for {len(raw_strings)} strings (HTTP {status})"
+            return CitationListResult(None, "grobid_citation_count_mismatch", detail, attempts, status)
+        return CitationListResult(tuple(structs), attempts=attempts, status=status)
+
+    def _post(
+        self, service: str, *, data, files=None, ok: tuple[int, ...] = (200,)
+    ) -> tuple[requests.Response | None, GrobidResult]:
+        """POST to `/api/<service>` with bounded retries: (the answer, a result carrying its attempts) when its
+        status is in `ok`, else (None, the classified failure; see the module docstring)."""
         session = self._session()
         rng: random.Random = self._local.rng
-        endpoint = f"{self.url}/api/processFulltextDocument"
+        endpoint = f"{self.url}/api/{service}"
         last = GrobidResult(None, "grobid_busy", "no attempt made", attempts=0)
         for attempt in range(self.policy.retries + 1):
             try:
                 response = session.post(
                     endpoint,
-                    files={"input": (name, pdf, "application/pdf")},
-                    data=self.options.form(),
+                    files=files,
+                    data=data,
                     headers={"Accept": "application/xml"},
                     timeout=self.policy.timeout_s,
                 )
@@ -213,11 +343,11 @@ class GrobidClient:
                     None, "grobid_connection", f"connection failed or dropped: {err}", attempts=attempt + 1
                 )
             else:
-                if response.status_code == 200:
-                    return GrobidResult(response.content, attempts=attempt + 1, status=200)
+                if response.status_code in ok:
+                    return response, GrobidResult(None, attempts=attempt + 1, status=response.status_code)
                 detail = response.text[:300].strip()
                 if response.status_code != 503:
-                    return GrobidResult(
+                    return None, GrobidResult(
                         None,
                         f"grobid_error_{response.status_code}",
                         detail or response.reason,
@@ -230,4 +360,4 @@ class GrobidClient:
                 )
             if attempt < self.policy.retries:
                 time.sleep(self.policy.delay(attempt, rng))
-        return last
+        return None, last

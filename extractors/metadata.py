@@ -3,13 +3,16 @@
 arXiv snapshot lines carry `id`, `title`, `abstract`, `categories` ("cs.IR cs.CL"), `authors` (one
 string), `doi` and `versions` ([{version, created: "Mon, 2 Apr 2007 19:18:42 GMT"}]); the paper's date is
 its first version's. S2ORC metadata lines carry `paper_id`, `title`, `authors` ([{first, middle, last}]),
-`abstract`, `year`, `arxiv_id`, `doi`; their date is only a year.
+`abstract`, `year`, `arxiv_id`, `doi`, `pubmed_id`, `pmc_id`, `acl_id`, `mag_id` (kept in `other_ids`) and
+`s2_url` (whose `CorpusID:` is the paper's Semantic Scholar corpus id, the same number as `paper_id`); their
+date is only a year.
 
 Wrongly typed fields (readers in `extractors.fields`; `wrong_type:<field>` is the dead-letter reason):
 - `id` (arXiv) and `paper_id` (S2ORC) decide the paper id: text, or an integer's digits (an integer `id` then
   fails as `bad_identifier`); anything else dead-letters; an empty `paper_id` is `bad_identifier`.
-- `doi`, `arxiv_id`: text or an integer's digits (an integer is never a DOI, so `doi: 1234` is dropped as a
-  malformed DOI string always was); a float, list, object or boolean dead-letters (a DOI joins records).
+- `doi`, `arxiv_id`, `pubmed_id`, `pmc_id`, `acl_id`, `mag_id`, `s2_url`: text or an integer's digits (an integer
+  is never a DOI, so `doi: 1234` is dropped as a malformed DOI string always was); a float, list, object or
+  boolean dead-letters (identifiers join records).
 - `title`, `abstract`, `acm-class`: text; a number becomes its text; anything else dead-letters.
 - `authors`: one string is split into names; a list of name strings (or S2ORC name objects) is taken as the
   names; a number, an object, or a list holding a number or a list dead-letters.
@@ -32,7 +35,15 @@ from typing import Any
 
 from extractors.fields import as_author_names, as_identifier, as_mappings, as_text, as_texts, as_year
 from extractors.fields import split_authors as split_authors  # re-exported: its home was here
-from extractors.ids import normalize_arxiv_id, normalize_doi, paper_id_for
+from extractors.ids import (
+    identifier_key,
+    identifier_key_in_url,
+    normalize_arxiv_id,
+    normalize_corpus_id,
+    normalize_doi,
+    other_id_keys,
+    paper_id_for,
+)
 from extractors.records import Paper, PaperAbstract
 from extractors.s2ag import s2ag_metadata_record
 from extractors.tei import DocumentError, parse_date, raises_only_document_errors
@@ -67,6 +78,21 @@ def acm_codes_in(value: str | None) -> tuple[str, ...]:
         if match.group(1) not in codes:
             codes.append(match.group(1))
     return tuple(codes)
+
+
+# S2ORC metadata fields of the kinds kept in `other_ids`; a field can hold several ids, comma-separated
+# (`"mag_id": "2905718899,2462120585"` in the 2020 sample)
+_S2ORC_OTHER_IDS = (("pubmed_id", "pmid"), ("pmc_id", "pmcid"), ("acl_id", "acl"), ("mag_id", "mag"))
+
+
+def _corpus_id_of(s2_id: str, s2_url: str | None) -> str | None:
+    """An S2ORC paper's Semantic Scholar corpus id. S2ORC's `paper_id` is it: "Resolved citation links are
+    represented by the cited paper's paper_id", and `s2_url` (`https://api.semanticscholar.org/CorpusID:<paper_id>`
+    in every record of the 2020 release) says it is the corpus id; the URL decides where there is one."""
+    key = identifier_key_in_url(s2_url) if s2_url else None
+    if key and key.startswith("s2corpus:"):
+        return key.split(":", 1)[1]
+    return normalize_corpus_id(s2_id)
 
 
 def _clean(text: Any) -> str | None:
@@ -125,6 +151,12 @@ def paper_from_metadata(record: Any) -> Paper | PaperAbstract:
             arxiv_id=arxiv_id,
             s2_paper_id=s2_id,
             source="s2orc-metadata",
+            s2_corpus_id=_corpus_id_of(s2_id, as_identifier(record.get("s2_url"), "s2_url")),
+            other_ids=other_id_keys(
+                identifier_key(kind, value)
+                for name, kind in _S2ORC_OTHER_IDS
+                for value in (as_identifier(record.get(name), name) or "").split(",")
+            ),
         )
     if "corpusid" in record:
         return s2ag_metadata_record(record)
@@ -154,4 +186,5 @@ def merge_papers(papers: list[Paper]) -> Paper:
         values[name] = next((getattr(p, name) for p in ordered if getattr(p, name)), getattr(first, name))
     if values["date"] is not None:
         values["year"] = values["date"].year
+    values["other_ids"] = other_id_keys(key for p in ordered for key in p.other_ids)  # every record's, not the first
     return Paper(paper_id=first.paper_id, source=first.source, **values)

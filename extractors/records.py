@@ -36,6 +36,17 @@ class BibEntry:
     arxiv_id: str | None = None
     raw: str | None = None
     s2_corpus_id: str | None = None  # the cited paper's Semantic Scholar corpus id, where S2 resolved it
+    other_ids: tuple[str, ...] = ()  # keys of the other kinds (`pmid:…`, `pmcid:…`, ...; see `extractors.ids`)
+
+    def identifier_keys(self) -> list[str]:
+        """The keys a reference can be resolved through, strongest first (`extractors.ids.KEY_KINDS`)."""
+        return identifier_keys(
+            arxiv_id=self.arxiv_id,
+            doi=self.doi,
+            s2_paper_id=None,
+            s2_corpus_id=self.s2_corpus_id,
+            other_ids=self.other_ids,
+        )
 
 
 @dataclass(frozen=True)
@@ -83,11 +94,16 @@ class ParsedDocument:
     year: int | None = None
     categories: tuple[str, ...] = ()
     s2_corpus_id: str | None = None
+    other_ids: tuple[str, ...] = ()
 
     def identifier_keys(self) -> list[str]:
         """Identifier keys, strongest first, in the form `extractors.ids.identifier_keys` gives."""
         return identifier_keys(
-            arxiv_id=self.arxiv_id, doi=self.doi, s2_paper_id=self.s2_paper_id, s2_corpus_id=self.s2_corpus_id
+            arxiv_id=self.arxiv_id,
+            doi=self.doi,
+            s2_paper_id=self.s2_paper_id,
+            s2_corpus_id=self.s2_corpus_id,
+            other_ids=self.other_ids,
         )
 
     def with_id(self, paper_id: str) -> ParsedDocument:
@@ -125,10 +141,15 @@ class Paper:
     acm_classes: tuple[str, ...] = ()
     acm_classes_author: tuple[str, ...] = ()
     s2_corpus_id: str | None = None
+    other_ids: tuple[str, ...] = ()
 
     def identifier_keys(self) -> list[str]:
         return identifier_keys(
-            arxiv_id=self.arxiv_id, doi=self.doi, s2_paper_id=self.s2_paper_id, s2_corpus_id=self.s2_corpus_id
+            arxiv_id=self.arxiv_id,
+            doi=self.doi,
+            s2_paper_id=self.s2_paper_id,
+            s2_corpus_id=self.s2_corpus_id,
+            other_ids=self.other_ids,
         )
 
 
@@ -138,7 +159,8 @@ class Resolution:
 
     bib_id: str
     paper_id: str | None
-    method: str  # arxiv_id | doi | s2_corpus_id | title | unresolved | ambiguous
+    # arxiv_id | doi | s2_corpus_id | pmid | … (`ids.resolution_method`) | title | raw_title | unresolved | ambiguous
+    method: str
     score: float | None = None
 
 

@@ -31,7 +31,17 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from extractors.ids import normalize_arxiv_id, normalize_corpus_id, normalize_doi, paper_id_for
+from extractors.ids import (
+    Identifiers,
+    arxiv_id_in_text,
+    doi_in_text,
+    identifier_key,
+    normalize_arxiv_id,
+    normalize_corpus_id,
+    normalize_doi,
+    other_id_keys,
+    paper_id_for,
+)
 from extractors.records import BibEntry, CounterFn, Mention, Paper, PaperAbstract, Paragraph, ParsedDocument, no_count
 from extractors.sentences import split_sentences
 from extractors.tei import DocumentError, parse_date
@@ -196,8 +206,8 @@ def _bib_entries(text: str, annotations: _Annotations) -> tuple[BibEntry, ...]:
         year = next((y for y in map(_year_in, inside("bibdate")) if y), None) or _year_in(raw)
         attributes = span.attributes
         bib_id = attributes.get("id")
-        doi = normalize_doi(str(attributes.get("doi") or "")) or normalize_doi(raw)
-        arxiv = normalize_arxiv_id(raw) if raw and "arxiv" in raw.lower() else None
+        doi = normalize_doi(str(attributes.get("doi") or "")) or doi_in_text(raw)
+        arxiv = arxiv_id_in_text(raw)
         entries.append(
             BibEntry(
                 bib_id=str(bib_id) if bib_id not in (None, "") else f"bibentry{position}",
@@ -214,14 +224,20 @@ def _bib_entries(text: str, annotations: _Annotations) -> tuple[BibEntry, ...]:
     return tuple(entries)
 
 
-def _external_ids(record: Mapping[str, Any]) -> tuple[str | None, str | None, str | None]:
-    """(arXiv id, DOI, corpus id) of an S2AG record: `externalids` values may be null, or absent."""
+# `externalids` names of the kinds kept in `other_ids`
+_EXTERNAL_OTHER_IDS = (("PubMed", "pmid"), ("PubMedCentral", "pmcid"), ("ACL", "acl"), ("MAG", "mag"), ("DBLP", "dblp"))
+
+
+def _external_ids(record: Mapping[str, Any]) -> Identifiers:
+    """The identifiers of an S2AG record: `externalids` (ArXiv, DOI, CorpusId, PubMed, PubMedCentral, ACL, MAG,
+    DBLP; values may be null, or absent) and `corpusid`."""
     ids = record.get("externalids")
     ids = ids if isinstance(ids, Mapping) else {}
     arxiv = normalize_arxiv_id(str(ids.get("ArXiv") or "")) or None
     doi = normalize_doi(str(ids.get("DOI") or ""))
     corpus = normalize_corpus_id(record.get("corpusid")) or normalize_corpus_id(ids.get("CorpusId"))
-    return arxiv, doi, corpus
+    others = other_id_keys(identifier_key(kind, ids.get(name)) for name, kind in _EXTERNAL_OTHER_IDS)
+    return Identifiers(arxiv_id=arxiv, doi=doi, s2_corpus_id=corpus, other_ids=others)
 
 
 def parse_s2ag_record(record: Any, source: str, stem: str, count: CounterFn = no_count) -> ParsedDocument:
@@ -246,7 +262,8 @@ def parse_s2ag_record(record: Any, source: str, stem: str, count: CounterFn = no
     body = _body_paragraphs(text, annotations, abstract_spans, 1 if abstract_pars else 0)
     if not body:
         raise DocumentError("no_body", "S2AG record has no paragraph annotation with text")
-    arxiv_id, doi, corpus_id = _external_ids(record)
+    ids = _external_ids(record)
+    arxiv_id, doi, corpus_id = ids.arxiv_id, ids.doi, ids.s2_corpus_id
     titles = [t for t in (_span_text(text, s) for s in annotations["title"].spans) if t]
     authors = tuple(t for t in (_span_text(text, s) for s in annotations["author"].spans) if t)
     return ParsedDocument(
@@ -261,12 +278,14 @@ def parse_s2ag_record(record: Any, source: str, stem: str, count: CounterFn = no
         arxiv_id=arxiv_id,
         doi=doi,
         s2_corpus_id=corpus_id,
+        other_ids=ids.other_ids,
     )
 
 
 def paper_from_s2ag(record: Mapping[str, Any]) -> Paper:
     """A record of the `papers` dataset into a `Paper` (its abstract is in the `abstracts` dataset)."""
-    arxiv_id, doi, corpus_id = _external_ids(record)
+    ids = _external_ids(record)
+    arxiv_id, doi, corpus_id = ids.arxiv_id, ids.doi, ids.s2_corpus_id
     if corpus_id is None:
         raise DocumentError("bad_identifier", f"corpusid {record.get('corpusid')!r} is not a corpus id")
     date, year = parse_date(str(record.get("publicationdate") or ""))
@@ -289,6 +308,7 @@ def paper_from_s2ag(record: Mapping[str, Any]) -> Paper:
         arxiv_id=arxiv_id,
         source=PAPERS_SOURCE,
         s2_corpus_id=corpus_id,
+        other_ids=ids.other_ids,
     )
 
 

@@ -2,14 +2,18 @@
 
 Layouts recognised, by their keys:
 - 2019 release: `metadata` + `grobid_parse` (or `latex_parse`) holding `abstract`, `body_text`,
-  `bib_entries` (`other_ids.doi`, `links`);
+  `bib_entries` (`other_ids.doi`, `links`: the cited paper's S2ORC paper_id);
 - 2020 release (`pdf_parse` layout): `paper_id`, `_pdf_hash`, `abstract`, `body_text`, `bib_entries`
-  (`other_ids.DOI/arXiv`, `link`), with no title: that lives in the S2ORC metadata;
+  (`other_ids.DOI/arXiv/PMID/PMCID`, `link`), with no title: that lives in the S2ORC metadata;
 - s2orc-doc2json output: `title`, `authors`, `year`, `pdf_parse{...}`;
 - 2021: `metadata{title, authors, year}` beside `abstract`, `body_text`, `bib_entries`, `back_matter`;
 - unarXive (2022/2023): `paper_id` is the arXiv id, `metadata` from the arXiv snapshot, `abstract.text`,
   `body_text` with `{{cite:…}}` markers and `cite_spans`, `bib_entries` with `bib_entry_raw`,
-  `contained_arXiv_ids` and `ids.doi`.
+  `contained_arXiv_ids`, `contained_links` and `ids` (`arxiv_id`, `doi`, `open_alex_id`, `pubmed_id`, `pmc_id`).
+Every identifier a bib entry carries is read (`_bib_entry_keys`), strongest evidence first: `other_ids` (any
+case), unarXive's linked arXiv ids, `ids` and arXiv/DOI/PubMed/... links, the S2ORC `link`/`links` (the cited
+paper's S2ORC `paper_id`, which is its Semantic Scholar corpus id: `s2_url` says `CorpusID:<paper_id>`), then an
+arXiv id or DOI in the raw string (`extractors.ids.arxiv_id_in_text`, `doi_in_text`).
 Citation offsets are character offsets into each paragraph's `text`, as in the source.
 
 Wrongly typed fields (readers in `extractors.fields`; `wrong_type:<field path>` is the dead-letter reason):
@@ -22,8 +26,9 @@ Wrongly typed fields (readers in `extractors.fields`; `wrong_type:<field path>` 
   structure of another type dead-letters (the record is not the layout it looks like).
 - `cite_spans.start`/`end`: integers (integral floats and integer text accepted); a missing offset, or a span
   reversed or past its paragraph's text, drops that one mention as before (uncounted: no counter reaches here).
-- `cite_spans.ref_id`, `other_ids.DOI`/`arXiv` values, `contained_arXiv_ids` (objects with `id`, or strings),
-  `contained_links` (objects with `url`, or strings), `ids.doi`: text or an integer's digits; else dead letter.
+- `cite_spans.ref_id`, the values of `other_ids` and `ids` this reader knows (DOI, arXiv, PMID, PMCID, ...),
+  `link`/`links`, `contained_arXiv_ids` (objects with `id`, or strings), `contained_links` (objects with `url`,
+  or strings): text or an integer's digits; else dead letter.
 - `authors` (record, metadata and bib entries): as in `extractors.metadata` (one string is split into names);
   `year`: as there; `categories`: a space-separated string or a list of text; `versions[].created` and
   `update_date`: text, numbers dead-letter (epoch seconds or a year?).
@@ -49,7 +54,17 @@ from extractors.fields import (
     as_year,
     wrong_type,
 )
-from extractors.ids import normalize_arxiv_id, normalize_doi, paper_id_for
+from extractors.ids import (
+    Identifiers,
+    arxiv_id_in_text,
+    doi_in_text,
+    identifier_key,
+    identifier_key_in_url,
+    identifiers_in_file_stem,
+    normalize_arxiv_id,
+    normalize_doi,
+    paper_id_for,
+)
 from extractors.records import BibEntry, CounterFn, Mention, Paragraph, ParsedDocument, no_count
 from extractors.sentences import split_sentences
 from extractors.tei import DocumentError, parse_date, raises_only_document_errors
@@ -60,20 +75,39 @@ def authors_from_json(value: Any, path: str = "authors") -> tuple[str, ...]:
     return as_author_names(value, path)
 
 
-def _ids_from(other_ids: Any, path: str) -> tuple[str | None, str | None]:
-    """(doi, arxiv_id) from an `other_ids` mapping whose key case varies across releases."""
-    doi = arxiv = None
-    for key, values in as_mapping(other_ids, path).items():
-        kind = str(key).lower()
-        if kind not in ("doi", "arxiv"):
+# S2ORC `other_ids` names (their case varies across releases) and unarXive `ids` names, lower-cased, to key kinds
+_ID_KINDS = {
+    "doi": "doi",
+    "arxiv": "arxiv",
+    "arxiv_id": "arxiv",
+    "pmid": "pmid",
+    "pubmed": "pmid",
+    "pubmed_id": "pmid",
+    "pmcid": "pmcid",
+    "pmc": "pmcid",
+    "pmc_id": "pmcid",
+    "openalex": "openalex",
+    "open_alex_id": "openalex",
+    "sem_open_alex_id": "openalex",
+    "mag": "mag",
+    "mag_id": "mag",
+    "acl": "acl",
+    "acl_id": "acl",
+    "dblp": "dblp",
+}
+
+
+def _keys_from(ids: Any, path: str) -> list[str | None]:
+    """Identifier keys from an S2ORC `other_ids` (`{"DOI": ["10.…"], "PMID": [...]}`) or unarXive `ids`
+    (`{"doi": "…", "pubmed_id": …}`) mapping; names this reader does not know are skipped."""
+    keys: list[str | None] = []
+    for name, values in as_mapping(ids, path).items():
+        kind = _ID_KINDS.get(str(name).lower())
+        if kind is None:
             continue
         for value in values if isinstance(values, list) else [values]:
-            value = as_identifier(value, f"{path}.{key}")
-            if kind == "doi" and doi is None:
-                doi = normalize_doi(value)
-            elif kind == "arxiv" and arxiv is None:
-                arxiv = normalize_arxiv_id(value)
-    return doi, arxiv
+            keys.append(identifier_key(kind, as_identifier(value, f"{path}.{name}")))
+    return keys
 
 
 def _linked_id(item: Any, path: str, key: str) -> str | None:
@@ -93,27 +127,36 @@ def parse_year(value: Any) -> int | None:
     return year if year and 1000 <= year <= 2999 else None
 
 
+def _bib_entry_keys(entry: Mapping[str, Any], raw: str | None) -> list[str | None]:
+    """A bib entry's identifier keys, strongest evidence first: S2ORC `other_ids`; unarXive's
+    `contained_arXiv_ids`, `ids` and `contained_links`; the S2ORC `link` (2020) / `links` (2019), which is the
+    cited paper's S2ORC `paper_id`, that is its Semantic Scholar corpus id; then an arXiv id or DOI in the raw
+    reference string."""
+    keys = _keys_from(entry.get("other_ids"), "bib_entries.other_ids")
+    if "bib_entry_raw" in entry:  # unarXive
+        for linked in _list(entry.get("contained_arXiv_ids"), "bib_entries.contained_arXiv_ids"):
+            keys.append(identifier_key("arxiv", _linked_id(linked, "bib_entries.contained_arXiv_ids", "id")))
+        keys.extend(_keys_from(entry.get("ids"), "bib_entries.ids"))
+        for link in _list(entry.get("contained_links"), "bib_entries.contained_links"):
+            keys.append(identifier_key_in_url(_linked_id(link, "bib_entries.contained_links", "url")))
+    for name in ("link", "links"):
+        value = entry.get(name)
+        for item in value if isinstance(value, list) else [value]:
+            keys.append(identifier_key("s2corpus", as_identifier(item, f"bib_entries.{name}")))
+    keys.append(identifier_key("arxiv", arxiv_id_in_text(raw)))
+    keys.append(identifier_key("doi", doi_in_text(raw)))
+    return keys
+
+
 def _bib_entries(entries: Any) -> tuple[BibEntry, ...]:
     result = []
     for key, entry in as_mapping(entries, "bib_entries").items():
         if not isinstance(entry, Mapping):
             raise wrong_type("bib_entries", "object of objects", entry)
-        doi, arxiv = _ids_from(entry.get("other_ids"), "bib_entries.other_ids")
         raw = as_text(entry.get("raw_text"), "bib_entries.raw_text") or as_text(
             entry.get("bib_entry_raw"), "bib_entries.bib_entry_raw"
         )
-        if "bib_entry_raw" in entry:  # unarXive
-            for linked in _list(entry.get("contained_arXiv_ids"), "bib_entries.contained_arXiv_ids"):
-                arxiv = arxiv or normalize_arxiv_id(_linked_id(linked, "bib_entries.contained_arXiv_ids", "id"))
-            ids = as_mapping(entry.get("ids"), "bib_entries.ids")
-            if doi is None:
-                doi = normalize_doi(as_identifier(ids.get("doi"), "bib_entries.ids.doi"))
-            for link in _list(entry.get("contained_links"), "bib_entries.contained_links"):
-                url = _linked_id(link, "bib_entries.contained_links", "url")
-                if doi is None and url and "doi" in url:
-                    doi = normalize_doi(url)
-        if arxiv is None and raw and "arxiv" in raw.lower():
-            arxiv = normalize_arxiv_id(raw)
+        ids = Identifiers.from_keys(_bib_entry_keys(entry, raw))
         title = as_text(entry.get("title"), "bib_entries.title")
         venue = as_text(entry.get("venue"), "bib_entries.venue")
         result.append(
@@ -123,9 +166,11 @@ def _bib_entries(entries: Any) -> tuple[BibEntry, ...]:
                 authors=authors_from_json(entry.get("authors"), "bib_entries.authors"),
                 year=as_year(entry.get("year"), "bib_entries.year"),
                 venue=(venue or "").strip() or None,
-                doi=doi,
-                arxiv_id=arxiv,
+                doi=ids.doi,
+                arxiv_id=ids.arxiv_id,
                 raw=raw.strip() if isinstance(raw, str) and raw.strip() else None,
+                s2_corpus_id=ids.s2_corpus_id,
+                other_ids=ids.other_ids,
             )
         )
     return tuple(result)
@@ -270,10 +315,14 @@ def parse_s2orc_record(record: Any, source: str, stem: str, count: CounterFn = n
     authors = authors_from_json(metadata.get("authors"), "metadata.authors") or authors_from_json(
         record.get("authors"), "authors"
     )
+    if not (arxiv_id or doi or s2_id):  # a file named for its paper (`2101.00001v2.json`) is found by its name
+        named = identifiers_in_file_stem(stem)
+        arxiv_id, doi = named.arxiv_id, named.doi
     paper_id = paper_id_for(arxiv_id=arxiv_id, doi=doi, s2_paper_id=s2_id, fallback=stem)
     title = title.strip() if isinstance(title, str) and title.strip() else None
     if title is None and not (arxiv_id or doi or s2_id):
         raise DocumentError("no_title", "no title and no identifier to find one in the paper database")
+    other_ids = Identifiers.from_keys(_keys_from(metadata, "metadata")).other_ids
     return ParsedDocument(
         paper_id=paper_id,
         source=source,
@@ -289,6 +338,7 @@ def parse_s2orc_record(record: Any, source: str, stem: str, count: CounterFn = n
         date=date,
         year=year,
         categories=categories,
+        other_ids=other_ids,
     )
 
 

@@ -8,7 +8,12 @@ Where the text lives:
   footnote are sections of their own;
 - sentences are GROBID's `<s>` elements where the TEI has them (`segmentSentences=1`), else
   `extractors.sentences.split_sentences`;
-- whitespace runs are collapsed to one space while the text is assembled, so offsets stay exact.
+- whitespace runs are collapsed to one space while the text is assembled, so offsets stay exact;
+- a bib entry's identifiers are its `idno`s (arXiv, DOI, PMID, PMCID; an untyped one is read as a DOI or arXiv
+  id), its `ptr/@target` links (arxiv.org, doi.org, ...) and an arXiv id or DOI in `note[@type="raw_reference"]`;
+  the paper's own are the header's `idno`s, else the file name when it is one (`2101.00001v2.tei.xml`,
+  `hep-th_0101001.tei.xml`, `10.1145_3292500.3330701.tei.xml`), so a TEI whose header lost its title can still
+  take it from its database record.
 """
 
 from __future__ import annotations
@@ -23,7 +28,18 @@ from typing import ParamSpec, TypeVar
 
 from lxml import etree
 
-from extractors.ids import normalize_arxiv_id, normalize_doi, paper_id_for
+from extractors.ids import (
+    Identifiers,
+    arxiv_id_in_text,
+    doi_in_text,
+    identifier_key,
+    identifier_key_in_url,
+    identifiers_in_file_stem,
+    normalize_arxiv_id,
+    normalize_doi,
+    other_id_keys,
+    paper_id_for,
+)
 from extractors.records import BibEntry, Mention, Paragraph, ParsedDocument
 from extractors.sentences import split_sentences
 
@@ -285,6 +301,31 @@ def _person_name(author: etree._Element) -> str | None:
     return " ".join(parts) or None
 
 
+# `idno/@type` (lower-cased) to key kinds; an untyped idno is what GROBID makes of "abs/1901.00596" or "doi: …"
+_IDNO_KINDS = {"arxiv": "arxiv", "doi": "doi", "pmid": "pmid", "pmcid": "pmcid"}
+_BROKEN_IDNO = re.compile(r"(?<=[/-])\s+")
+
+
+def _idno_key(idno: etree._Element) -> str | None:
+    """The key of an `idno`: typed arXiv/DOI/PMID/PMCID, or an untyped one that reads as a DOI or arXiv id. An id
+    holds no space, so one a line break left after its `/` or `-` is closed up (`10.1212/ WNL.57.9.1701`)."""
+    kind = (idno.get("type") or "").lower()
+    value = _BROKEN_IDNO.sub("", _text_of(idno) or "")
+    if not kind:
+        kind = "doi" if "doi" in value.lower() or value.startswith("10.") else "arxiv"
+    return identifier_key(_IDNO_KINDS[kind], value) if kind in _IDNO_KINDS else None
+
+
+def _bib_keys(struct: etree._Element, raw: str | None) -> list[str | None]:
+    """A biblStruct's identifier keys, strongest evidence first: its `idno`s in document order, the links of its
+    `ptr/@target`s (arxiv.org, doi.org, PubMed, ...), then an arXiv id or DOI in the raw reference string."""
+    keys = [_idno_key(idno) for idno in struct.iter(_q("idno"))]
+    keys.extend(identifier_key_in_url(ptr.get("target")) for ptr in struct.iter(_q("ptr")))
+    keys.append(identifier_key("arxiv", arxiv_id_in_text(raw)))
+    keys.append(identifier_key("doi", doi_in_text(raw)))
+    return keys
+
+
 def _bib_entry(struct: etree._Element, index: int) -> BibEntry:
     bib_id = struct.get("{http://www.w3.org/XML/1998/namespace}id") or f"b{index}"
     analytic = struct.find(_q("analytic"))
@@ -311,26 +352,35 @@ def _bib_entry(struct: etree._Element, index: int) -> BibEntry:
     date = struct.find(f".//{_q('imprint')}/{_q('date')}")
     if date is not None:
         _, year = parse_date(date.get("when") or _text_of(date))
-    doi = None
-    arxiv = None
-    for idno in struct.iter(_q("idno")):
-        kind = (idno.get("type") or "").lower()
-        value = _text_of(idno)
-        if kind == "doi" and doi is None:
-            doi = normalize_doi(value)
-        elif kind in ("arxiv", "") and arxiv is None:  # GROBID leaves "abs/1901.00596" untyped
-            arxiv = normalize_arxiv_id(value)
     raw = _text_of(struct.find(f"{_q('note')}[@type='raw_reference']"))
-    if arxiv is None and raw:
-        arxiv = normalize_arxiv_id(raw) if "arxiv" in raw.lower() else None
-    if doi is None:
-        for ptr in struct.iter(_q("ptr")):
-            doi = normalize_doi(ptr.get("target")) if "doi" in (ptr.get("target") or "").lower() else None
-            if doi:
-                break
+    ids = Identifiers.from_keys(_bib_keys(struct, raw))
     return BibEntry(
-        bib_id=bib_id, title=title, authors=authors, year=year, venue=venue, doi=doi, arxiv_id=arxiv, raw=raw
+        bib_id=bib_id,
+        title=title,
+        authors=authors,
+        year=year,
+        venue=venue,
+        doi=ids.doi,
+        arxiv_id=ids.arxiv_id,
+        raw=raw,
+        s2_corpus_id=ids.s2_corpus_id,
+        other_ids=ids.other_ids,
     )
+
+
+@raises_only_document_errors
+def bib_entry_from_struct(data: bytes, bib_id: str) -> BibEntry:
+    """One serialised `biblStruct` (as GROBID's processCitationList answers for a raw reference string) into the
+    `BibEntry` that `parse_tei` would make of it, named `bib_id`. Raises `DocumentError` when it cannot."""
+    parser = etree.XMLParser(resolve_entities=False, no_network=True)
+    try:
+        struct = etree.fromstring(data, parser)
+    except etree.XMLSyntaxError as err:
+        raise DocumentError("malformed_xml", str(err)) from err
+    if struct.tag != _q("biblStruct"):
+        raise DocumentError("not_biblstruct", f"root element is {struct.tag!r}, not a TEI biblStruct")
+    struct.set("{http://www.w3.org/XML/1998/namespace}id", bib_id)
+    return _bib_entry(struct, 0)
 
 
 def _parse_deep_xml(data: bytes) -> etree._Element:
@@ -374,6 +424,7 @@ def parse_tei(data: bytes, source: str) -> ParsedDocument:
         source_struct = file_desc.find(f"{_q('sourceDesc')}/{_q('biblStruct')}")
     authors: tuple[str, ...] = ()
     arxiv_id = doi = None
+    other_keys: list[str | None] = []
     categories: tuple[str, ...] = ()
     date = year = None
     if source_struct is not None:
@@ -391,6 +442,8 @@ def parse_tei(data: bytes, source: str) -> ParsedDocument:
                 categories = (cat.group(1),) if cat else ()
             elif kind == "doi" and doi is None:
                 doi = normalize_doi(value)
+            elif kind in ("pmid", "pmcid"):
+                other_keys.append(identifier_key(kind, value))
         when = source_struct.find(f"{_q('monogr')}/{_q('imprint')}/{_q('date')}")
         if when is not None:
             date, year = parse_date(when.get("when"))
@@ -410,9 +463,14 @@ def parse_tei(data: bytes, source: str) -> ParsedDocument:
     stem = PurePosixPath(source.split("#", 1)[0]).name
     for suffix in (".gz", ".xml", ".tei", ".grobid", ".pdf"):
         stem = stem.removesuffix(suffix)
+    if arxiv_id is None and doi is None:  # a file named for its paper (`2101.00001v2.tei.xml`) is found by its name
+        named = identifiers_in_file_stem(stem)
+        arxiv_id, doi = named.arxiv_id, named.doi
     paper_id = paper_id_for(arxiv_id=arxiv_id, doi=doi, s2_paper_id=None, fallback=stem)
     if title is None and arxiv_id is None and doi is None:
-        raise DocumentError("no_title", "no title and no arXiv id or DOI to find one in the paper database")
+        raise DocumentError(
+            "no_title", "no title, and no arXiv id or DOI in the header or the file name to find one in the database"
+        )
     return ParsedDocument(
         paper_id=paper_id,
         source=source,
@@ -427,4 +485,5 @@ def parse_tei(data: bytes, source: str) -> ParsedDocument:
         date=date,
         year=year,
         categories=categories,
+        other_ids=other_id_keys(other_keys),
     )

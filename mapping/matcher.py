@@ -1,4 +1,9 @@
-"""Resolve bib entries to papers of the database: identifiers first (arXiv id, DOI, S2 corpus id), then titles.
+"""Resolve bib entries to papers of the database: identifiers first, then titles.
+
+Identifiers: every key of every database paper (`Paper.identifier_keys`) maps to a paper id (the smallest paper
+id holding a key wins it); an entry's keys are tried strongest first (`extractors.ids.KEY_KINDS`: arXiv id,
+DOI, S2 corpus id, S2 paper id, PubMed, PMC, ACL Anthology, OpenAlex, MAG, DBLP) and the first the database
+holds resolves it (`resolved_by:arxiv_id`, `resolved_by:doi`, `resolved_by:s2_corpus_id`, `resolved_by:pmid`, ...).
 
 Title matching follows ArSyTa: MinHash-LSH proposes candidates, at most `max_candidates` ranked by
 estimated Jaccard similarity of character shingles, and each is verified by an LCS similarity of at least
@@ -26,8 +31,10 @@ import numpy as np
 from rapidfuzz.distance import LCSseq
 from rapidfuzz.process import cpdist
 
+from extractors.ids import resolution_method
 from extractors.records import BibEntry, CounterFn, Paper, Resolution, no_count
-from mapping.minhash import Banding, band_keys, minhash_signatures
+from mapping.minhash import Banding, band_keys, band_keys_by_band, minhash_signatures, symbol_counts
+from mapping.raw_strings import RawStringConfig, RawStringResolver, first_author_surname
 from mapping.titles import looks_like_venue, normalize_title
 
 
@@ -45,6 +52,7 @@ class MatchConfig:
     min_similarity: float = 0.9
     min_title_chars: int = 8
     seed: int = 1
+    raw: RawStringConfig = RawStringConfig()  # entries with no usable title but a raw string (mapping/raw_strings.py)
 
     @property
     def banding(self) -> Banding:
@@ -158,54 +166,104 @@ def _expand_ranges(lo: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.n
     return owners, positions
 
 
+def _stable_argsort(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """`np.argsort(keys, kind="stable")` and the sorted keys, some 3x faster: numpy's default sort (SIMD),
+    then the positions within each run of equal keys put back in ascending order (hashes: few runs)."""
+    order = np.argsort(keys)
+    ranked = keys[order]
+    equal = ranked[1:] == ranked[:-1]
+    if equal.any():
+        tied = np.zeros(len(keys), dtype=bool)
+        tied[1:] = equal
+        tied[:-1] |= equal
+        where = np.flatnonzero(tied)
+        run = np.cumsum(np.r_[True, ~equal])[where]  # which run of equal keys each tied position is in
+        order[where] = np.sort(run * len(keys) + order[where]) % len(keys)
+    return order, ranked
+
+
+def _object_array(values: Sequence) -> np.ndarray:
+    array = np.empty(len(values), dtype=object)
+    array[:] = values
+    return array
+
+
+_SCAN_LIMIT = 64
+"""A needle's prefix bucket holding more keys than this (a run of equal keys: generic titles) is searched
+with `searchsorted` instead of scanned."""
+
+
 class TitleIndex:
     """Normalised titles of database papers with their MinHash signatures and sorted LSH band keys.
 
-    Papers are held in paper-id order, so a capped bucket keeps the same papers as the Beam join does."""
+    Papers are held in paper-id order, so a capped bucket keeps the same papers as the Beam join does.
+    Per band, the keys are sorted with the papers' order, and a prefix table gives where the keys starting
+    with each `bits`-bit prefix begin (one or two keys a prefix), so that a needle is looked up with two
+    reads and a short scan instead of a binary search over the whole band."""
 
     def __init__(
         self, paper_ids: Sequence[str], titles: Sequence[str], years: Sequence[int | None], config: MatchConfig
     ):
         self.config = config
-        self.paper_ids = list(paper_ids)
-        self.titles = list(titles)
-        self.years = list(years)
-        self.signatures, keys = signatures_and_keys(self.titles, config)
+        # object arrays, not lists: the garbage collector does not walk them (three lists of a million would
+        # be walked by the next collections of their generation: 0.1 s on the first queries after a build)
+        self.paper_ids = _object_array(paper_ids)
+        self.titles = _object_array(titles)
+        self.years = _object_array(years)
+        self.signatures = minhash_signatures(self.titles, config.num_perm, config.seed, config.shingle_size)
         self._lengths = np.fromiter(map(len, self.titles), dtype=np.float64, count=len(self.titles))
-        # one contiguous row per band (searchsorted copies a strided column on every call), sorted band by
-        # band so that the working memory stays one band's worth
-        self._order = np.empty((keys.shape[1], len(keys)), dtype=np.int32)
-        self._sorted_keys = np.empty((keys.shape[1], len(keys)), dtype=np.uint64)
-        for band in range(keys.shape[1]):
-            order = np.argsort(keys[:, band], kind="stable")
-            self._order[band] = order
-            self._sorted_keys[band] = keys[order, band]
+        self._symbol_counts = symbol_counts(self.titles)
+        # one contiguous row per band, sorted in place band by band: no second copy of the keys
+        self._sorted_keys = band_keys_by_band(self.signatures, config.banding)
+        bands, n = self._sorted_keys.shape
+        bits = max(n.bit_length() - 1, 1)  # 1 to 2 keys a prefix (4 bytes a paper a band)
+        self._shift = np.uint64(64 - bits)
+        self._order = np.empty((bands, n), dtype=np.int32)
+        self._prefix_starts = np.zeros((bands, (1 << bits) + 1), dtype=np.int32)
+        for band in range(bands):
+            self._order[band], self._sorted_keys[band] = _stable_argsort(self._sorted_keys[band])
+            prefixes = (self._sorted_keys[band] >> self._shift).astype(np.intp)
+            np.cumsum(np.bincount(prefixes, minlength=1 << bits), out=self._prefix_starts[band, 1:])
 
     def __len__(self) -> int:
         return len(self.paper_ids)
 
     def candidate_pairs(self, keys: np.ndarray, count: CounterFn = no_count) -> tuple[np.ndarray, np.ndarray]:
-        """(query index, paper index) of every pair sharing a band key, each pair once."""
-        queries, papers = [], []
-        for band in range(keys.shape[1]):
-            column = self._sorted_keys[band]
-            order = np.argsort(keys[:, band])  # sorted needles make searchsorted cache-friendly
-            needles = keys[order, band]
-            lo = np.searchsorted(column, needles, side="left")
-            sizes = np.searchsorted(column, needles, side="right") - lo
-            over = sizes > self.config.max_bucket
-            if over.any():
-                count("title_bucket_hits_capped", int(over.sum()))
-                count("title_candidate_pairs_skipped_by_cap", int((sizes[over] - self.config.max_bucket).sum()))
-                sizes = np.minimum(sizes, self.config.max_bucket)
-            owners, positions = _expand_ranges(lo, sizes)
-            queries.append(order[owners])
-            papers.append(self._order[band, positions].astype(np.int64))
-        if not queries:
+        """(query index, paper index) of every pair sharing a band key, each pair once, sorted."""
+        n_queries, bands = keys.shape
+        n, max_bucket = len(self), self.config.max_bucket
+        if not n_queries or not n:
             return np.zeros(0, np.int64), np.zeros(0, np.int64)
-        pairs = np.sort(np.concatenate(queries) * len(self) + np.concatenate(papers))
-        pairs = pairs[np.r_[True, pairs[1:] != pairs[:-1]]] if len(pairs) else pairs
-        return pairs // len(self), pairs % len(self)
+        # all bands at once: needle i is query i % n_queries in band i // n_queries
+        needles = keys.T.ravel()
+        band_of = np.repeat(np.arange(bands, dtype=np.int64), n_queries)
+        prefix = (needles >> self._shift).astype(np.int64) + band_of * self._prefix_starts.shape[1]
+        lo = self._prefix_starts.reshape(-1)[prefix].astype(np.int64)
+        hi = self._prefix_starts.reshape(-1)[prefix + 1].astype(np.int64)
+        wide = np.flatnonzero(hi - lo > _SCAN_LIMIT)
+        for band in np.unique(band_of[wide]).tolist():
+            these = wide[band_of[wide] == band]
+            lo[these] = np.searchsorted(self._sorted_keys[band], needles[these], side="left")
+            hi[these] = np.searchsorted(self._sorted_keys[band], needles[these], side="right")
+        wide_sizes = hi[wide] - lo[wide]
+        hi[wide] = lo[wide] + np.minimum(wide_sizes, max_bucket)
+        owners, positions = _expand_ranges(lo + band_of * n, hi - lo)
+        same = self._sorted_keys.reshape(-1)[positions] == needles[owners]
+        owners, positions = owners[same], positions[same]
+        # a needle's equal keys are consecutive: its hits are one run, in paper order
+        hits = np.bincount(owners, minlength=len(needles))
+        sizes = hits.copy()
+        sizes[wide] = wide_sizes
+        over = sizes > max_bucket
+        if over.any():
+            count("title_bucket_hits_capped", int(over.sum()))
+            count("title_candidate_pairs_skipped_by_cap", int((sizes[over] - max_bucket).sum()))
+            first = np.cumsum(hits) - hits
+            kept = np.arange(len(owners)) - first[owners] < max_bucket
+            owners, positions = owners[kept], positions[kept]
+        pairs = np.sort(owners % n_queries * n + self._order.reshape(-1)[positions])
+        pairs = pairs[np.r_[True, pairs[1:] != pairs[:-1]]] if len(pairs) else pairs  # np.unique: slower
+        return pairs // n, pairs % n
 
     def resolve_titles(
         self,
@@ -230,9 +288,10 @@ class TitleIndex:
         possible = np.minimum(a, b) / np.maximum(a, b) >= self.config.min_similarity - LENGTH_SLACK
         q, p = q[possible], p[possible]
         q, p = self._top_candidates(q, p, signatures, len(titles))
+        q, p = self._could_match_symbols(q, p, titles, lengths)
         similarities = cpdist(
-            [titles[i] for i in q],
-            [self.titles[j] for j in p],
+            [titles[i] for i in q.tolist()],
+            self.titles[p].tolist(),
             scorer=LCSseq.normalized_similarity,
             workers=1,
             dtype=np.float64,  # float32 would put 0.9 just below a 0.9 threshold
@@ -240,6 +299,18 @@ class TitleIndex:
         verified = similarities >= self.config.min_similarity
         q, p, similarities = q[verified], p[verified], similarities[verified]
         return self._choose(bib_ids, years, q, p, similarities, count)
+
+    def _could_match_symbols(
+        self, q: np.ndarray, p: np.ndarray, titles: Sequence[str], lengths: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The pairs whose LCS can reach `min_similarity`, by an exact bound: a common subsequence uses each
+        symbol at most as often as the title with fewer of it. Cheaper than the LCS, and most candidates
+        fail it (90% of those left at 1M generated titles), so it runs first; it changes no resolution."""
+        longer = np.maximum(lengths[q], self._lengths[p])
+        common = np.minimum(symbol_counts(titles)[q], self._symbol_counts[p]).sum(axis=1, dtype=np.int64)
+        # counts stop at 255, so titles longer than that are always left to the LCS
+        possible = (common >= (self.config.min_similarity - LENGTH_SLACK) * longer) | (longer > 255)
+        return q[possible], p[possible]
 
     def _top_candidates(self, q: np.ndarray, p: np.ndarray, signatures: np.ndarray, n: int) -> tuple[np.ndarray, ...]:
         """Keep at most `max_candidates` pairs per reference, best estimated Jaccard first, then paper id.
@@ -272,12 +343,12 @@ class TitleIndex:
     ) -> list[Resolution]:
         """`choose_candidate` over the verified pairs (sorted by reference), vectorised for the common case
         of one best candidate."""
-        resolutions: list[Resolution] = [Resolution(b, None, "unresolved") for b in bib_ids]
+        resolutions: list[Resolution | None] = [None] * len(bib_ids)
         starts = np.flatnonzero(np.r_[True, q[1:] != q[:-1]]) if len(q) else np.zeros(0, dtype=np.int64)
         if len(bib_ids) > len(starts):
             count("unresolved:no_title_match", len(bib_ids) - len(starts))
         if not len(starts):
-            return resolutions
+            return [Resolution(b, None, "unresolved") for b in bib_ids]
         best = np.maximum.reduceat(similarities, starts)
         group = np.repeat(np.arange(len(starts)), np.diff(np.r_[starts, len(q)]))
         at_best = similarities == best[group]
@@ -286,10 +357,9 @@ class TitleIndex:
         rows = np.flatnonzero(at_best)
         row_of_group = np.full(len(starts), -1)
         row_of_group[group[rows]] = rows
-        for g in single.tolist():
-            r = row_of_group[g]
-            i = int(q[r])
-            resolutions[i] = Resolution(bib_ids[i], self.paper_ids[p[r]], "title", float(similarities[r]))
+        chosen = row_of_group[single]
+        for i, j, similarity in zip(q[chosen].tolist(), p[chosen].tolist(), similarities[chosen].tolist(), strict=True):
+            resolutions[i] = Resolution(bib_ids[i], self.paper_ids[j], "title", similarity)
         if len(single):
             count("resolved_by:title", len(single))
         for g in np.flatnonzero(ties > 1).tolist():
@@ -304,7 +374,17 @@ class TitleIndex:
                 self.config,
                 count,
             )
-        return resolutions
+        return [
+            Resolution(b, None, "unresolved") if r is None else r for r, b in zip(resolutions, bib_ids, strict=True)
+        ]
+
+
+def count_identifier_kinds(keys: Sequence[str], count: CounterFn) -> None:
+    """`bib_entries_with:<kind>` once for each kind of identifier among one entry's keys (kinds named as
+    resolutions are: `arxiv_id`, `doi`, `s2_corpus_id`, `pmid`, ...), so that stats show how many entries
+    carried a kind beside how many resolved through it."""
+    for method in dict.fromkeys(resolution_method(k) for k in keys):
+        count(f"bib_entries_with:{method}", 1)
 
 
 class InMemoryMatcher(ReferenceMatcher):
@@ -312,17 +392,11 @@ class InMemoryMatcher(ReferenceMatcher):
 
     def __init__(self, papers: Iterable[Paper], config: MatchConfig = MatchConfig()) -> None:
         self.config = config
-        self._by_arxiv: dict[str, str] = {}
-        self._by_doi: dict[str, str] = {}
-        self._by_corpus_id: dict[str, str] = {}
-        ids, titles, years, seen = [], [], [], set()
+        self._by_key: dict[str, str] = {}  # every identifier key of every paper; the smallest paper id wins a key
+        ids, titles, years, surnames, seen = [], [], [], [], set()
         for paper in sorted(papers, key=lambda p: p.paper_id):
-            if paper.arxiv_id:
-                self._by_arxiv.setdefault(paper.arxiv_id, paper.paper_id)
-            if paper.doi:
-                self._by_doi.setdefault(paper.doi, paper.paper_id)
-            if paper.s2_corpus_id:
-                self._by_corpus_id.setdefault(paper.s2_corpus_id, paper.paper_id)
+            for key in paper.identifier_keys():
+                self._by_key.setdefault(key, paper.paper_id)
             title = usable_title(paper.title, config)
             if title is None or paper.paper_id in seen:
                 continue
@@ -330,21 +404,23 @@ class InMemoryMatcher(ReferenceMatcher):
             ids.append(paper.paper_id)
             titles.append(title)
             years.append(paper.year)
+            surnames.append(first_author_surname(paper))
         self.index = TitleIndex(ids, titles, years, config)
+        self.raw_resolver = RawStringResolver(self.index, surnames, config)
 
     def __len__(self) -> int:
         return len(self.index)
 
     def resolve_identifier(self, entry: BibEntry, count: CounterFn = no_count) -> Resolution | None:
-        if entry.arxiv_id and entry.arxiv_id in self._by_arxiv:
-            count("resolved_by:arxiv_id", 1)
-            return Resolution(entry.bib_id, self._by_arxiv[entry.arxiv_id], "arxiv_id", 1.0)
-        if entry.doi and entry.doi in self._by_doi:
-            count("resolved_by:doi", 1)
-            return Resolution(entry.bib_id, self._by_doi[entry.doi], "doi", 1.0)
-        if entry.s2_corpus_id and entry.s2_corpus_id in self._by_corpus_id:
-            count("resolved_by:s2_corpus_id", 1)
-            return Resolution(entry.bib_id, self._by_corpus_id[entry.s2_corpus_id], "s2_corpus_id", 1.0)
+        """The paper of the entry's strongest identifier key that the database holds, or None. Counts
+        `bib_entries_with:<kind>` once per kind the entry carries and `resolved_by:<kind>` for the key used."""
+        keys = entry.identifier_keys()
+        count_identifier_kinds(keys, count)
+        for key in keys:
+            if key in self._by_key:
+                method = resolution_method(key)
+                count(f"resolved_by:{method}", 1)
+                return Resolution(entry.bib_id, self._by_key[key], method, 1.0)
         return None
 
     def resolve(self, entry: BibEntry, count: CounterFn = no_count) -> Resolution:
@@ -363,14 +439,20 @@ class InMemoryMatcher(ReferenceMatcher):
 
     def resolve_titles_of(self, entries: Sequence[BibEntry], count: CounterFn = no_count) -> list[Resolution]:
         resolutions: list[Resolution | None] = [None] * len(entries)
-        usable = []
+        usable, raw = [], []
         for i, entry in enumerate(entries):
             title, problem = checked_title(entry.title, self.config)
-            if title is None:
+            if title is None and entry.raw:
+                raw.append(i)  # no usable title: the raw string is matched instead
+            elif title is None:
                 count(f"unresolved:{problem}", 1)
                 resolutions[i] = Resolution(entry.bib_id, None, "unresolved")
             else:
                 usable.append((i, title))
+        if raw:
+            found = self.raw_resolver.resolve([entries[i].bib_id for i in raw], [entries[i].raw for i in raw], count)
+            for i, resolution in zip(raw, found, strict=True):
+                resolutions[i] = resolution
         found = self.index.resolve_titles(
             [entries[i].bib_id for i, _ in usable], [t for _, t in usable], [entries[i].year for i, _ in usable], count
         )

@@ -87,67 +87,99 @@ def shingle_codes(titles: Sequence[str], size: int) -> tuple[np.ndarray, np.ndar
     one shingle, the whole title, is hashed separately). Returns `(codes, starts)` with
     `codes[starts[i]:starts[i + 1]]` the i-th title's codes, duplicates included.
     """
-    lengths = np.fromiter((len(t) for t in titles), dtype=np.int64, count=len(titles))
+    lengths = np.fromiter(map(len, titles), dtype=np.int64, count=len(titles))
     counts = np.maximum(lengths - size + 1, 0)
     starts = np.zeros(len(titles) + 1, dtype=np.int64)
     np.cumsum(counts, out=starts[1:])
+    code_type = np.int32 if len(ALPHABET) ** size < 2**31 else np.int64
     if not starts[-1]:
-        return np.zeros(0, dtype=np.int64), starts
-    data = "".join(titles).encode("ascii", errors="replace")
+        return np.zeros(0, dtype=code_type), starts
+    # every title followed by a separator, in one buffer: the k-grams at every position at once, and a
+    # title's own k-grams are those with no separator in them
+    data = "\n".join(titles).encode("ascii", errors="replace") + b"\n"
     symbols = _SYMBOL[np.frombuffer(data, dtype=np.uint8)]
-    if (symbols == 255).any():
+    outside = symbols == 255
+    if np.count_nonzero(outside) != len(titles):  # anything but the separators
         raise ValueError("titles must be normalised to [0-9a-z ] before shingling (see normalize_title)")
-    title_starts = np.zeros(len(titles), dtype=np.int64)
-    np.cumsum(lengths[:-1], out=title_starts[1:])
-    # position of every shingle in `symbols`: its title's start plus its index inside the title
-    owner = np.repeat(np.arange(len(titles)), counts)
-    positions = title_starts[owner] + (np.arange(starts[-1]) - starts[owner])
-    codes = np.zeros(starts[-1], dtype=np.int64)
-    for offset in range(size):
-        codes = codes * len(ALPHABET) + symbols[positions + offset]
-    return codes, starts
+    positions = len(symbols) - size + 1
+    codes = symbols[:positions].astype(code_type)
+    inside = ~outside[:positions]
+    for offset in range(1, size):
+        codes *= len(ALPHABET)
+        codes += symbols[offset : offset + positions]
+        inside &= ~outside[offset : offset + positions]
+    return codes[inside], starts
+
+
+_TITLES_PER_CHUNK = 1 << 14
+"""Titles shingled (or counted) at once: bounds the working arrays (some 4 MB of shingle codes)."""
+
+
+def symbol_counts(titles: Sequence[str]) -> np.ndarray:
+    """A `(len(titles), 37)` uint8 array: how often each symbol of `ALPHABET` occurs in each normalised
+    title, at most 255 (exact for titles of up to 255 characters)."""
+    counts = np.empty((len(titles), len(ALPHABET)), dtype=np.uint8)
+    for first in range(0, len(titles), _TITLES_PER_CHUNK):
+        chunk = titles[first : first + _TITLES_PER_CHUNK]
+        lengths = np.fromiter(map(len, chunk), dtype=np.int64, count=len(chunk))
+        symbols = _SYMBOL[np.frombuffer("".join(chunk).encode("ascii", errors="replace"), dtype=np.uint8)]
+        if (symbols == 255).any():
+            raise ValueError("titles must be normalised to [0-9a-z ] before counting (see normalize_title)")
+        cells = np.repeat(np.arange(len(chunk), dtype=np.int64) * len(ALPHABET), lengths) + symbols
+        tally = np.bincount(cells, minlength=len(chunk) * len(ALPHABET))
+        np.minimum(tally, 255, out=tally)
+        counts[first : first + len(chunk)] = tally.reshape(len(chunk), len(ALPHABET))
+    return counts
 
 
 def minhash_signatures(
-    titles: Sequence[str], num_perm: int = 128, seed: int = 1, shingle_size: int = 3, batch_rows: int = 1 << 15
+    titles: Sequence[str], num_perm: int = 128, seed: int = 1, shingle_size: int = 3, batch_rows: int = 1 << 13
 ) -> np.ndarray:
     """A `(len(titles), num_perm)` uint32 array: row i equals
     `datasketch.MinHash(num_perm, seed).update_batch(shingles of titles[i])` (all 0xFFFFFFFF for '').
 
-    Titles are processed in batches of whole titles with at most about `batch_rows` shingles, so the
-    working memory stays near `batch_rows * num_perm * 4` bytes however many titles are given."""
+    The permuted values are computed for blocks of whole titles with at most about `batch_rows` shingles
+    (`batch_rows * num_perm * 4` bytes, 4 MB by default, so that the block stays in cache between the
+    permutation and the minimum; larger blocks are slower, smaller ones pay numpy's per-call cost)."""
     a, b = permutations(num_perm, seed)
-    signatures = np.full((len(titles), num_perm), _EMPTY, dtype=np.uint32)
-    lengths = np.fromiter((len(t) for t in titles), dtype=np.int64, count=len(titles))
-    per_title = np.maximum(lengths - shingle_size + 1, 1)
-    bounds = np.concatenate(([0], np.cumsum(per_title)))
+    signatures = np.empty((len(titles), num_perm), dtype=np.uint32)
     block = np.empty((num_perm, batch_rows), dtype=np.uint32)
-    first = 0
-    while first < len(titles):
-        last = int(np.searchsorted(bounds, bounds[first] + batch_rows, side="right")) - 1
-        last = min(max(last, first + 1), len(titles))
-        _sign_batch(titles[first:last], signatures[first:last], a, b, shingle_size, block)
-        first = last
+    for first in range(0, len(titles), _TITLES_PER_CHUNK):
+        chunk = titles[first : first + _TITLES_PER_CHUNK]
+        codes, starts = shingle_codes(chunk, shingle_size)
+        out = signatures[first : first + len(chunk)]
+        _sign_blocks(_premixed(codes, shingle_size), starts, out, a, b, block)
+        for i in np.flatnonzero(starts[1:] == starts[:-1]).tolist():
+            if chunk[i]:  # shorter than a shingle: the whole title is the one shingle, as in datasketch
+                out[i] = fmix32(np.array([sha1_hash32(chunk[i].encode())], dtype=np.uint32)) * a + b
+            else:
+                out[i] = _EMPTY
     return signatures
 
 
-def _sign_batch(
-    titles: Sequence[str], out: np.ndarray, a: np.ndarray, b: np.ndarray, size: int, block: np.ndarray
+def _sign_blocks(
+    hashed: np.ndarray, starts: np.ndarray, out: np.ndarray, a: np.ndarray, b: np.ndarray, block: np.ndarray
 ) -> None:
-    codes, starts = shingle_codes(titles, size)
-    counts = np.diff(starts)
-    if len(codes):
-        if len(codes) > block.shape[1]:  # one title longer than a batch
-            block = np.empty((len(a), len(codes)), dtype=np.uint32)
-        # permutation-major, so that the per-title minimum runs over contiguous memory
-        permuted = block[:, : len(codes)]
-        np.multiply(a[:, None], _premixed(codes, size)[None, :], out=permuted)
-        np.add(permuted, b[:, None], out=permuted)
-        nonempty = np.flatnonzero(counts)
-        out[nonempty] = np.minimum.reduceat(permuted, starts[nonempty], axis=1).T
-    for i in np.flatnonzero(counts == 0):
-        if titles[i]:  # shorter than a shingle: the whole title is the one shingle, as in datasketch
-            out[i] = fmix32(np.array([sha1_hash32(titles[i].encode())], dtype=np.uint32)) * a + b
+    """Rows of `out` for the titles with shingles: the minimum over each title's `a * hashed + b`.
+    Permutation-major, so that the per-title minimum runs over contiguous memory."""
+    first, n = 0, len(starts) - 1
+    while first < n:
+        last = int(np.searchsorted(starts, starts[first] + block.shape[1], side="right")) - 1
+        last = min(max(last, first + 1), n)
+        lo, hi = int(starts[first]), int(starts[last])
+        if hi > lo:
+            # one title longer than a block gets a block of its own
+            permuted = block[:, : hi - lo] if hi - lo <= block.shape[1] else np.empty((len(a), hi - lo), np.uint32)
+            np.multiply(a[:, None], hashed[None, lo:hi], out=permuted)
+            np.add(permuted, b[:, None], out=permuted)
+            offsets = starts[first:last] - lo
+            nonempty = starts[first + 1 : last + 1] > starts[first:last]
+            if nonempty.all():
+                out[first:last] = np.minimum.reduceat(permuted, offsets, axis=1).T
+            else:
+                rows = np.flatnonzero(nonempty)
+                out[first + rows] = np.minimum.reduceat(permuted, offsets[rows], axis=1).T
+        first = last
 
 
 @dataclass(frozen=True)
@@ -161,18 +193,33 @@ class Banding:
 def band_keys(signatures: np.ndarray, banding: Banding) -> np.ndarray:
     """A `(n, bands)` uint64 array: band j's key of each signature, equal iff the band's values are equal
     (up to 64-bit hash collisions). Keys of different bands are mixed with different seeds."""
+    return np.ascontiguousarray(band_keys_by_band(signatures, banding).T)
+
+
+_TITLES_PER_FOLD = 1 << 12
+"""Signatures folded into band keys at once (2 MB of them at 128 permutations, so they stay in cache)."""
+
+
+def band_keys_by_band(signatures: np.ndarray, banding: Banding) -> np.ndarray:
+    """`band_keys` laid out band by band, `(bands, n)`: each band's keys contiguous, for sorting."""
     n, num_perm = signatures.shape
     if banding.bands * banding.rows > num_perm:
         raise ValueError(f"{banding.bands} bands x {banding.rows} rows need more than {num_perm} permutations")
-    keys = np.empty((n, banding.bands), dtype=np.uint64)
+    keys = np.empty((banding.bands, n), dtype=np.uint64)
+    seeds = _GOLDEN * np.arange(1, banding.bands + 1, dtype=np.uint64)
     with np.errstate(over="ignore"):
-        for band in range(banding.bands):
-            # one band's values widened at a time: a whole uint64 copy would double the signatures' memory
-            values = signatures[:, band * banding.rows : (band + 1) * banding.rows].astype(np.uint64)
-            h = np.full(n, _GOLDEN * np.uint64(band + 1), dtype=np.uint64)
+        for first in range(0, n, _TITLES_PER_FOLD):
+            part = signatures[first : first + _TITLES_PER_FOLD, : banding.bands * banding.rows]
+            values = part.reshape(len(part), banding.bands, banding.rows)
+            h = np.empty((len(part), banding.bands), dtype=np.uint64)
+            h[:] = seeds
+            shifted = np.empty_like(h)
             for row in range(banding.rows):
-                h = (h ^ values[:, row]) * _MIX1
-                h ^= h >> np.uint64(31)
-            h = (h ^ (h >> np.uint64(30))) * _MIX2
-            keys[:, band] = h ^ (h >> np.uint64(31))
+                h ^= values[:, :, row]
+                h *= _MIX1
+                h ^= np.right_shift(h, np.uint64(31), out=shifted)
+            h ^= np.right_shift(h, np.uint64(30), out=shifted)
+            h *= _MIX2
+            h ^= np.right_shift(h, np.uint64(31), out=shifted)
+            keys[:, first : first + len(part)] = h.T
     return keys

@@ -36,6 +36,9 @@ _VENUE = re.compile(
 
 
 _LATEX_SIGNS = frozenset("\\${}")
+"""Characters that send an ASCII title through `_unlatex_unaccent`."""
+_ASCII_WORDS = bytes(c if chr(c) in "0123456789abcdefghijklmnopqrstuvwxyz" else 32 for c in range(256))
+"""A `bytes.translate` table for lower-cased ASCII: letters and digits kept, everything else a space."""
 
 
 def _unlatex_unaccent(title: str) -> str:
@@ -63,9 +66,21 @@ def normalize_title(title: str | None) -> str:
     """
     if not title:
         return ""
-    text = title if title.isascii() and _LATEX_SIGNS.isdisjoint(title) else _unlatex_unaccent(title)
-    text = _TAILS.sub(" ", text).lower()
-    return _NON_WORD.sub(" ", text).strip()
+    if not title.isascii() or "\\" in title or "$" in title or "{" in title or "}" in title:  # _LATEX_SIGNS
+        title = _unlatex_unaccent(title)
+        if not title.isascii():
+            return _fold_tails_case_punctuation(title)
+    # ASCII: `_fold_tails_case_punctuation` by substring tests and a byte table, 3-4x faster (a test compares them)
+    text = title.lower()
+    if "arxiv" in text or "corr" in text or "proceedings" in text or "in:" in text:  # in every `_TAILS` branch
+        text = _TAILS.sub(" ", text)
+    return " ".join(text.encode().translate(_ASCII_WORDS).decode().split())
+
+
+def _fold_tails_case_punctuation(text: str) -> str:
+    """Tails cut, lower case, every run of other characters one space, by the regular expressions: the path
+    for text that is still not ASCII once accents are folded, and the reference for the ASCII path."""
+    return _NON_WORD.sub(" ", _TAILS.sub(" ", text).lower()).strip()
 
 
 def looks_like_venue(normalized_title: str) -> bool:

@@ -46,7 +46,7 @@ from extractors.schemas import (
     paper_row,
 )
 from mapping.matcher import MatchConfig
-from pipelines.grobid import GrobidConfig, ParsePdfs
+from pipelines.grobid import GrobidConfig, ParsePdfs, ParseRawReferences
 from pipelines.inputs import AccountInputs, ReadConfig
 from pipelines.matching import ResolveReferencesByJoin
 from pipelines.options import CorpusOptions, read_config
@@ -88,7 +88,7 @@ class ArsytaOptions(PipelineOptions):
             default=[],
             help="PDF files (glob; repeatable) to parse through a GROBID server (--grobid_url).",
         )
-        grobid = parser.add_argument_group("GROBID, for --pdfs")
+        grobid = parser.add_argument_group("GROBID, for --pdfs and --grobid_citations")
         grobid.add_argument(
             "--grobid_url", default="http://localhost:8070", help="GROBID server (default %(default)s)."
         )
@@ -122,6 +122,12 @@ class ArsytaOptions(PipelineOptions):
         )
         grobid.add_argument("--consolidate_header", action="store_true", help="Ask GROBID to consolidate headers.")
         grobid.add_argument("--consolidate_citations", action="store_true", help="Ask GROBID to consolidate citations.")
+        grobid.add_argument(
+            "--grobid_citations",
+            action="store_true",
+            help="Send the raw reference strings of bib entries without a usable title to --grobid_url's "
+            "processCitationList (cached in --tei_cache), so that they can resolve by title.",
+        )
         algo = parser.add_argument_group("arsyta algorithm settings (recorded in stats.json)")
         algo.add_argument(
             "--validation_from",
@@ -341,6 +347,7 @@ def build_pipeline(
     grobid: GrobidConfig | None = None,
     title_matcher: str = "memory",
     read: ReadConfig | None = None,
+    grobid_citations: bool = False,
 ):
     """Wire the stages; returns the final PCollection (the output directory, once written)."""
     read = read or ReadConfig()
@@ -354,6 +361,14 @@ def build_pipeline(
             if key in pdfs
             else parsed[key]
             for key in ("documents", DEAD, TALLY, INPUTS)
+        }
+    if grobid is not None and grobid_citations:
+        cited = parsed["documents"] | "ParseRawReferences" >> ParseRawReferences(grobid, match)
+        parsed = {
+            **parsed,
+            "documents": cited["documents"],
+            DEAD: (parsed[DEAD], cited[DEAD]) | "WithCitationDeadLetters" >> beam.Flatten(),
+            TALLY: (parsed[TALLY], cited[TALLY]) | "WithCitationTallies" >> beam.Flatten(),
         }
     database = pipeline | "ReadPaperDatabase" >> ReadPaperDatabase(inputs.get("metadata", []), read)
     canonical = {"documents": parsed["documents"], "papers": database["papers"]} | "CanonicalizeIds" >> (
@@ -383,7 +398,8 @@ def build_pipeline(
         "split": split.as_metadata(),
         "contexts": contexts.as_metadata(),
         "matching": {**match.as_metadata(), "matcher": title_matcher},
-        **({"grobid": grobid.as_metadata()} if grobid is not None and inputs.get("pdfs") else {}),
+        **({"grobid": grobid.as_metadata()} if grobid is not None and (inputs.get("pdfs") or grobid_citations) else {}),
+        **({"grobid_citations": True} if grobid is not None and grobid_citations else {}),
         **(options_record or {}),
     }
     return {
@@ -409,7 +425,7 @@ def run(argv: Sequence[str] | None = None) -> dict:
     check_patterns(inputs)
     read = read_config(corpus)
     staging = prepare_output(output, corpus.overwrite)
-    grobid = grobid_config(options) if inputs.get("pdfs") else None
+    grobid = grobid_config(options) if inputs.get("pdfs") or options.grobid_citations else None
     split = SplitConfig(
         validation_from=dt.date.fromisoformat(options.validation_from),
         test_from=dt.date.fromisoformat(options.test_from),
@@ -434,6 +450,7 @@ def run(argv: Sequence[str] | None = None) -> dict:
             grobid=grobid,
             title_matcher=title_matcher,
             read=read,
+            grobid_citations=options.grobid_citations,
         )
     stats = read_stats(staging)
     manifest = commit_output(output, "citrec arsyta", stats.get("options"))

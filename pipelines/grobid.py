@@ -11,6 +11,14 @@ why only these) are cached the same way, as a small JSON record `<key>.failed.js
 would be: the next run dead-letters the PDF again from the record, with no GROBID call. `--retry_failed`
 sends them again on purpose; a success deletes the record. Transient failures are never cached. The
 TEI is parsed by `parse_document`, the function the `--tei` input uses, so both dead-letter alike.
+
+`ParseRawReferences` (`--grobid_citations`) sends the raw reference strings of bib entries without a usable
+title to `/api/processCitationList`: the distinct strings of all documents are grouped, looked up in the
+citation cache (`<key>.citation.xml` beside the TEI, keyed by the string, the GROBID version and the
+citation options), and the rest batched `citation_batch_size` to a request on the same thread pool and
+client. GROBID's reading replaces the entry's fields (bib id and raw string kept) before the documents go
+on; an entry whose string failed stays as it was and gets a dead letter of its own (stage
+`grobid_citations`, source `<document source>#<bib id>`), which is not a document's.
 """
 
 from __future__ import annotations
@@ -18,9 +26,9 @@ from __future__ import annotations
 import logging
 import uuid
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import apache_beam as beam
 from apache_beam.io.filesystems import FileSystems
@@ -30,9 +38,20 @@ from apache_beam.utils.timestamp import MIN_TIMESTAMP
 from apache_beam.utils.windowed_value import WindowedValue
 
 from extractors.documents import parse_document
-from extractors.grobid import GrobidClient, GrobidOptions, GrobidResult, RetryPolicy, tei_cache_key
-from extractors.records import DeadLetter, InputTally, ParsedDocument
+from extractors.grobid import (
+    GrobidClient,
+    GrobidOptions,
+    GrobidResult,
+    RetryPolicy,
+    citation_cache_key,
+    merge_parsed_entry,
+    sendable_raw_reference,
+    tei_cache_key,
+)
+from extractors.records import BibEntry, DeadLetter, InputTally, ParsedDocument
 from extractors.streams import TooLarge, read_errors
+from extractors.tei import DocumentError, bib_entry_from_struct
+from mapping.matcher import MatchConfig, usable_title
 from pipelines.inputs import MAX_PDF_BYTES, PlanReads, ReadConfig, ReadTask, read_document_bytes
 from pipelines.tallies import DEAD, INPUTS, TALLY, Tallies, dead_letter_output
 
@@ -48,6 +67,7 @@ class GrobidConfig:
     concurrency: int = 4
     tei_cache: str | None = None
     retry_failed: bool = False  # send again the PDFs whose deterministic failure the cache recorded
+    citation_batch_size: int = 50  # raw reference strings per processCitationList request
 
     def as_metadata(self) -> dict[str, object]:
         return {
@@ -59,6 +79,7 @@ class GrobidConfig:
             "concurrency_per_worker": self.concurrency,
             "tei_cache": self.tei_cache,
             "retry_failed": self.retry_failed,
+            "citation_batch_size": self.citation_batch_size,
         }
 
 
@@ -86,6 +107,10 @@ def _write_atomically(final: str, data: bytes) -> None:
     with FileSystems.create(temporary) as handle:
         handle.write(data)
     FileSystems.rename([temporary], [final])
+
+
+def citation_cache_path(cache: str, key: str) -> str:
+    return FileSystems.join(cache, key[:2], f"{key}.citation.xml")
 
 
 def failure_path(cache: str, key: str) -> str:
@@ -119,13 +144,13 @@ def forget_cached_failure(cache: str, key: str) -> None:
         FileSystems.delete([path])
 
 
-class GrobidParseFn(beam.DoFn):
-    """Per PDF: cache lookup and GROBID call on a pool of `concurrency` threads, then TEI parsing."""
+class _PooledFn(beam.DoFn):
+    """Runs `_fetch` of each element on a pool of `config.concurrency` threads, keeping up to twice that many in
+    flight across elements so the server never waits on us, and yields `_outputs` of each result on the
+    bundle's thread. `_fetch` must not raise: whatever goes wrong there is that element's own outcome."""
 
-    def __init__(self, config: GrobidConfig, max_bytes: int = MAX_PDF_BYTES) -> None:
+    def __init__(self, config: GrobidConfig) -> None:
         self.config = config
-        self.max_bytes = max_bytes
-        self.reader: Callable[[str, int], bytes] = read_document_bytes  # the PDF's bytes, capped
         self._client: GrobidClient | None = None
         self._pool: ThreadPoolExecutor | None = None
 
@@ -136,6 +161,49 @@ class GrobidParseFn(beam.DoFn):
     def teardown(self) -> None:
         if self._pool is not None:
             self._pool.shutdown(wait=True)
+
+    def start_bundle(self) -> None:
+        self._pending: set[Future] = set()
+
+    def process(self, element):
+        self._pending.add(self._pool.submit(self._fetch, element))
+        yield from self._collect(wait_until=2 * self.config.concurrency)
+
+    def finish_bundle(self):
+        for output in self._collect(wait_until=1):
+            if isinstance(output, TaggedOutput):
+                yield TaggedOutput(output.tag, WindowedValue(output.value, MIN_TIMESTAMP, [GlobalWindow()]))
+            else:
+                yield WindowedValue(output, MIN_TIMESTAMP, [GlobalWindow()])
+
+    def _collect(self, wait_until: int):
+        """Outputs of finished elements; blocks while `wait_until` or more are still pending."""
+        tally = Tallies()
+        while self._pending:
+            done = {f for f in self._pending if f.done()}
+            if not done and len(self._pending) >= wait_until:
+                done, _ = wait(self._pending, return_when=FIRST_COMPLETED)
+            if not done:
+                break
+            self._pending -= done
+            for future in done:
+                yield from self._outputs(future.result(), tally)
+        yield from tally.emit()
+
+    def _fetch(self, element):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _outputs(self, fetched, tally: Tallies) -> Iterator:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+
+class GrobidParseFn(_PooledFn):
+    """Per PDF: cache lookup and GROBID call on a pool of `concurrency` threads, then TEI parsing."""
+
+    def __init__(self, config: GrobidConfig, max_bytes: int = MAX_PDF_BYTES) -> None:
+        super().__init__(config)
+        self.max_bytes = max_bytes
+        self.reader: Callable[[str, int], bytes] = read_document_bytes  # the PDF's bytes, capped
 
     def _fetch(self, task: ReadTask) -> tuple[str, bytes | DeadLetter, Counter]:
         """Runs on a pool thread: the TEI from the cache or from GROBID. Parsing happens on the bundle's
@@ -180,45 +248,19 @@ class GrobidParseFn(beam.DoFn):
             _update_cache(counts, forget_cached_failure, cache, key)  # after --retry_failed, the TEI replaces it
         return path, result.tei, counts
 
-    def start_bundle(self) -> None:
-        self._pending: set[Future] = set()
-
-    def process(self, task: ReadTask):
-        """Keeps up to 2 x concurrency PDFs in flight across elements, so the server never waits on us."""
-        self._pending.add(self._pool.submit(self._fetch, task))
-        yield from self._collect(wait_until=2 * self.config.concurrency)
-
-    def finish_bundle(self):
-        for output in self._collect(wait_until=1):
-            if isinstance(output, TaggedOutput):
-                yield TaggedOutput(output.tag, WindowedValue(output.value, MIN_TIMESTAMP, [GlobalWindow()]))
-            else:
-                yield WindowedValue(output, MIN_TIMESTAMP, [GlobalWindow()])
-
-    def _collect(self, wait_until: int):
-        """Outputs of finished PDFs; blocks while `wait_until` or more are still pending."""
-        tally = Tallies()
-        while self._pending:
-            done = {f for f in self._pending if f.done()}
-            if not done and len(self._pending) >= wait_until:
-                done, _ = wait(self._pending, return_when=FIRST_COMPLETED)
-            if not done:
-                break
-            self._pending -= done
-            for future in done:
-                path, fetched, counts = future.result()
-                outcome = fetched if isinstance(fetched, DeadLetter) else _parse(fetched, path)
-                tally("documents_in")
-                for name, n in counts.items():
-                    tally(name, n)
-                failed = isinstance(outcome, DeadLetter)
-                reason = outcome.reason if failed else None
-                yield TaggedOutput(INPUTS, InputTally(path, "pdfs", 1, int(not failed), int(failed), reason=reason))
-                if failed:
-                    yield dead_letter_output(outcome, tally, documents=True)
-                else:
-                    yield outcome
-        yield from tally.emit()
+    def _outputs(self, fetched: tuple[str, bytes | DeadLetter, Counter], tally: Tallies) -> Iterator:
+        path, tei_or_letter, counts = fetched
+        outcome = tei_or_letter if isinstance(tei_or_letter, DeadLetter) else _parse(tei_or_letter, path)
+        tally("documents_in")
+        for name, n in counts.items():
+            tally(name, n)
+        failed = isinstance(outcome, DeadLetter)
+        reason = outcome.reason if failed else None
+        yield TaggedOutput(INPUTS, InputTally(path, "pdfs", 1, int(not failed), int(failed), reason=reason))
+        if failed:
+            yield dead_letter_output(outcome, tally, documents=True)
+        else:
+            yield outcome
 
 
 def _grobid_dead_letter(path: str, result: GrobidResult) -> DeadLetter:
@@ -259,3 +301,221 @@ class ParsePdfs(beam.PTransform):
         for name in (DEAD, TALLY, INPUTS):
             outputs[name] = (planned[name], parsed[name]) | f"Pdf{name.title()}" >> beam.Flatten()
         return outputs
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Raw reference strings through processCitationList
+
+CITATION_STAGE = "grobid_citations"
+GROBID_READING = "grobid"  # the bib id a parsed biblStruct carries until it is merged into its entry
+
+Reference = tuple[str, int, str]
+"""Where a raw string is cited: (document source, index of the entry in its `bib_entries`, bib id)."""
+
+
+def raw_references_to_parse(document: ParsedDocument, match: MatchConfig, tally: Tallies) -> list[tuple[str, int]]:
+    """(string to send, entry index) for each bib entry with a raw string but no usable title; the entries whose
+    string cannot be sent are counted (`grobid_citations_skipped:<why>`) and stay as they are."""
+    wanted = []
+    for index, entry in enumerate(document.bib_entries):
+        if not entry.raw or usable_title(entry.title, match) is not None:
+            continue
+        raw, why = sendable_raw_reference(entry.raw, match.min_title_chars)
+        if raw is None:
+            tally(f"grobid_citations_skipped:{why}")
+        else:
+            wanted.append((raw, index))
+    return wanted
+
+
+class _SelectRawReferencesFn(beam.DoFn):
+    """Documents with nothing to send go straight on (main output); the others wait for GROBID's readings
+    (`pending`, by source) while their strings go out (`strings`: raw string -> reference)."""
+
+    def __init__(self, match: MatchConfig) -> None:
+        self.match = match
+
+    def process(self, document: ParsedDocument) -> Iterator:
+        tally = Tallies()
+        wanted = raw_references_to_parse(document, self.match, tally)
+        if wanted:
+            tally("grobid_citation_entries", len(wanted))
+            yield TaggedOutput("pending", (document.source, document))
+            for raw, index in wanted:
+                reference: Reference = (document.source, index, document.bib_entries[index].bib_id)
+                yield TaggedOutput("strings", (raw, reference))
+        else:
+            yield document
+        yield from tally.emit()
+
+
+def _parse_struct(struct: bytes) -> BibEntry | DeadLetter:
+    try:
+        return bib_entry_from_struct(struct, GROBID_READING)
+    except DocumentError as err:
+        return DeadLetter("", CITATION_STAGE, err.reason, err.detail[:300])
+
+
+def _reading_outputs(raw: str, references: list[Reference], reading: BibEntry | DeadLetter, tally: Tallies):
+    """One string's outcome for every entry that cites it: (source, (index, reading)) to merge, or a dead
+    letter per entry."""
+    for source, index, bib_id in references:
+        if isinstance(reading, DeadLetter):
+            tally("grobid_citations_failed")
+            detail = f"{reading.detail}; raw: {raw[:200]}"[:500]
+            letter = DeadLetter(f"{source}#{bib_id}", CITATION_STAGE, reading.reason, detail)
+            yield dead_letter_output(letter, tally, documents=False)
+        else:
+            yield source, (index, reading)
+
+
+class _CitationCacheFn(_PooledFn):
+    """Per distinct raw string: GROBID's reading from the citation cache (tagged `readings`), or the string
+    on to be sent (main output, with the entries that cite it)."""
+
+    def __init__(self, config: GrobidConfig) -> None:
+        super().__init__(config)
+        self.cache = config.tei_cache
+
+    def process(self, element: tuple[str, Iterable[Reference]]):
+        raw, references = element  # read the grouped values here: a runner may page them in on this thread only
+        yield from super().process((raw, sorted(set(references))))
+
+    def _fetch(self, element: tuple[str, list[Reference]]) -> tuple[str, list[Reference], BibEntry | None, Counter]:
+        raw, references = element
+        counts: Counter[str] = Counter()
+        if not self.cache:
+            return raw, references, None, counts
+        try:
+            struct = _read_cached_citation(self.cache, raw, self.config)
+        except Exception as err:  # noqa: BLE001 - an unreadable cache entry only costs a request
+            counts[f"grobid_citation_cache_error:{type(err).__name__}"] += 1
+            return raw, references, None, counts
+        if struct is None:
+            return raw, references, None, counts
+        reading = _parse_struct(struct)
+        if isinstance(reading, DeadLetter):
+            counts["grobid_citation_cache_unreadable"] += 1  # sent again; the answer overwrites it
+            return raw, references, None, counts
+        counts["grobid_citation_cache_hits"] += 1
+        return raw, references, reading, counts
+
+    def _outputs(self, fetched, tally: Tallies) -> Iterator:
+        raw, references, reading, counts = fetched
+        tally("grobid_citation_strings")
+        for name, n in counts.items():
+            tally(name, n)
+        if reading is None:
+            yield raw, references
+        else:
+            for source, index, _ in references:
+                yield TaggedOutput("readings", (source, (index, reading)))
+
+
+def _read_cached_citation(cache: str, raw: str, config: GrobidConfig) -> bytes | None:
+    path = citation_cache_path(cache, citation_cache_key(raw, config.version, config.options))
+    if not FileSystems.exists(path):
+        return None
+    with FileSystems.open(path) as handle:
+        return handle.read()
+
+
+def _write_cached_citation(cache: str, raw: str, config: GrobidConfig, struct: bytes) -> None:
+    _write_atomically(citation_cache_path(cache, citation_cache_key(raw, config.version, config.options)), struct)
+
+
+class _CitationListFn(_PooledFn):
+    """Per batch of distinct raw strings: one processCitationList request (retried like a PDF's), each
+    answer parsed and cached; a failed batch becomes a dead letter for every entry citing one of its strings."""
+
+    def _fetch(self, batch: list[tuple[str, list[Reference]]]) -> tuple[list, list[BibEntry | DeadLetter], Counter]:
+        counts: Counter[str] = Counter()
+        raws = [raw for raw, _ in batch]
+        try:
+            result = self._client.process_citation_list(raws)
+        except Exception as err:  # noqa: BLE001 - one batch's failure must not lose the others
+            letter = DeadLetter("", CITATION_STAGE, "unexpected_error", f"{type(err).__name__}: {err}"[:300])
+            return batch, [letter] * len(batch), counts
+        counts["grobid_citation_requests"] += result.attempts
+        if result.structs is None:
+            counts[f"grobid_citation_batches_failed:{result.reason}"] += 1
+            letter = DeadLetter("", CITATION_STAGE, result.reason or "grobid_failed", result.detail[:300])
+            return batch, [letter] * len(batch), counts
+        readings = []
+        cache = self.config.tei_cache
+        for raw, struct in zip(raws, result.structs, strict=True):
+            reading = _parse_struct(struct)
+            if cache and not isinstance(reading, DeadLetter):
+                _update_cache(counts, _write_cached_citation, cache, raw, self.config, struct)
+            readings.append(reading)
+        return batch, readings, counts
+
+    def _outputs(self, fetched, tally: Tallies) -> Iterator:
+        batch, readings, counts = fetched
+        for name, n in counts.items():
+            tally(name, n)
+        for (raw, references), reading in zip(batch, readings, strict=True):
+            yield from _reading_outputs(raw, references, reading, tally)
+
+
+class _MergeReadingsFn(beam.DoFn):
+    """One document and GROBID's readings of its raw strings: each read entry becomes GROBID's fields with
+    its own bib id and raw string (`extractors.grobid.merge_parsed_entry`)."""
+
+    def __init__(self, match: MatchConfig) -> None:
+        self.match = match
+
+    def process(self, element) -> Iterator:
+        _, grouped = element
+        tally = Tallies()
+        readings = dict(grouped["readings"])
+        for document in grouped["documents"]:
+            entries = list(document.bib_entries)
+            for index, reading in sorted(readings.items()):
+                tally("grobid_citations_parsed")
+                if usable_title(reading.title, self.match) is None:
+                    tally("grobid_citations_untitled")
+                entries[index] = merge_parsed_entry(entries[index], reading)
+            yield replace(document, bib_entries=tuple(entries))
+        yield from tally.emit()
+
+
+class ParseRawReferences(beam.PTransform):
+    """Bib entries that have only a raw reference string, read by GROBID's processCitationList, so that they
+    can resolve by title. Documents in, the same documents out (`documents`), plus `dead` (one per entry whose
+    string failed; not documents) and `tally`."""
+
+    def __init__(self, config: GrobidConfig, match: MatchConfig | None = None) -> None:
+        super().__init__()
+        self.config = config
+        self.match = match or MatchConfig()
+
+    def expand(self, documents):
+        selected = documents | "SelectRawReferences" >> beam.ParDo(_SelectRawReferencesFn(self.match)).with_outputs(
+            "pending", "strings", TALLY, main="untouched"
+        )
+        looked_up = (
+            selected.strings
+            | "GroupByRawString" >> beam.GroupByKey()
+            | "LookUpCitationCache"
+            >> beam.ParDo(_CitationCacheFn(self.config)).with_outputs("readings", TALLY, main="misses")
+        )
+        size = self.config.citation_batch_size
+        sent = (
+            looked_up.misses
+            | "BatchRawStrings" >> beam.BatchElements(min_batch_size=size, max_batch_size=size)
+            | "ProcessCitationList"
+            >> beam.ParDo(_CitationListFn(self.config)).with_outputs(DEAD, TALLY, main="readings")
+        )
+        readings = (looked_up.readings, sent.readings) | "AllReadings" >> beam.Flatten()
+        merged = (
+            {"documents": selected.pending, "readings": readings}
+            | "JoinReadingsToDocuments" >> beam.CoGroupByKey()
+            | "MergeReadings" >> beam.ParDo(_MergeReadingsFn(self.match)).with_outputs(TALLY, main="documents")
+        )
+        tallies = (selected[TALLY], looked_up[TALLY], sent[TALLY], merged[TALLY])
+        return {
+            "documents": (selected.untouched, merged.documents) | "AllDocuments" >> beam.Flatten(),
+            DEAD: sent[DEAD],
+            TALLY: tallies | "CitationTallies" >> beam.Flatten(),
+        }

@@ -1,7 +1,9 @@
 """Reference resolution as Beam joins, for databases too large for one worker.
 
-Identifiers first: references and papers are joined on arXiv ids, then DOIs, then S2 corpus ids. What remains is
-matched by title with a MinHash-LSH join (the pieces are in `mapping/matcher.py`, shared with the
+Identifiers first: references and papers are joined once on every identifier key (arXiv id, DOI, S2 corpus id,
+PubMed, PMC, ACL Anthology, OpenAlex, MAG, DBLP; `extractors.ids.KEY_KINDS`), and each reference takes the
+paper of its strongest key that found one (`JoinOnIdentifiers`). What remains is matched by title with a
+MinHash-LSH join (the pieces are in `mapping/matcher.py`, shared with the
 in-memory matcher, so both give the same resolutions):
 
 1. papers and references, in batches, get numpy MinHash signatures and one key per LSH band;
@@ -13,6 +15,11 @@ in-memory matcher, so both give the same resolutions):
 4. `CoGroupByKey` on reference: the `max_candidates` best candidates by estimated Jaccard are verified in
    batches with rapidfuzz's `cpdist` (LCS), and `choose_candidate` keeps the best at or above the
    threshold (ties: year, else ambiguous).
+
+A reference with no usable title but a raw string takes the same joins as its title-sized segments
+(`MatchRawStrings`, the steps of `mapping/raw_strings.py`): each segment's band keys join the papers'
+buckets, the candidates get the paper's title, year, signature and first author, and
+`resolve_raw_candidates` decides each string as `InMemoryMatcher` does.
 
 No step holds the database: the largest group is one bucket or one paper's candidate pairs.
 """
@@ -28,6 +35,7 @@ from apache_beam.options.pipeline_options import PipelineOptions
 from rapidfuzz.distance import LCSseq
 from rapidfuzz.process import cpdist
 
+from extractors.ids import resolution_method
 from extractors.records import BibEntry, Paper, ParsedDocument, Resolution, ResolvedDocument
 from mapping.matcher import (
     MatchConfig,
@@ -35,16 +43,19 @@ from mapping.matcher import (
     checked_title,
     choose_candidate,
     could_match,
+    count_identifier_kinds,
     rank_candidates,
     signatures_and_keys,
     usable_title,
 )
+from mapping.raw_strings import RawCandidateTitle, checked_raw, first_author_surname, resolve_raw_candidates
 from pipelines.transforms import TALLY, Tallies, count_resolutions
 
 PAPERS = "papers"
 REFS = "refs"
 RECORDS = "records"
 DONE = "done"
+RAW = "raw"
 
 
 class _SignatureFn(beam.DoFn):
@@ -62,10 +73,12 @@ class _SignatureFn(beam.DoFn):
 
 
 class _BucketPairsFn(beam.DoFn):
-    """One LSH bucket: (paper id, reference key) for every reference and (capped) paper in it."""
+    """One LSH bucket: (paper id, reference key) for every reference and (capped) paper in it. Counters are
+    named `<kind>_bucket_hits_capped` and `<kind>_candidate_pairs_skipped_by_cap` (kind: title or raw)."""
 
-    def __init__(self, config: MatchConfig) -> None:
+    def __init__(self, config: MatchConfig, kind: str = "title") -> None:
         self.config = config
+        self.kind = kind
 
     def process(self, element) -> Iterator:
         _, grouped = element
@@ -75,8 +88,8 @@ class _BucketPairsFn(beam.DoFn):
         papers, skipped = cap_bucket(list(grouped[PAPERS]), self.config)
         if skipped:
             tally = Tallies()
-            tally("title_bucket_hits_capped", len(refs))
-            tally("title_candidate_pairs_skipped_by_cap", skipped * len(refs))
+            tally(f"{self.kind}_bucket_hits_capped", len(refs))
+            tally(f"{self.kind}_candidate_pairs_skipped_by_cap", skipped * len(refs))
             yield from tally.emit()
         for paper_id in papers:
             for ref in refs:
@@ -84,16 +97,17 @@ class _BucketPairsFn(beam.DoFn):
 
 
 class _AttachPaperFn(beam.DoFn):
-    """One paper: its record on each distinct reference that has it as a candidate."""
+    """One paper: its record (id, title, year, signature, first author's surname) on each distinct reference
+    that has it as a candidate."""
 
     def process(self, element) -> Iterator:
         paper_id, grouped = element
         records = list(grouped[RECORDS])
         if not records:
             return
-        title, year, _, signature = records[0]
+        title, year, surname, signature = records[0]
         for ref in sorted(set(grouped["pairs"])):
-            yield ref, (paper_id, title, year, signature)
+            yield ref, (paper_id, title, year, signature, surname)
 
 
 class _VerifyFn(beam.DoFn):
@@ -139,7 +153,9 @@ class _UsableTitleFn(beam.DoFn):
     def process(self, element: tuple[str, BibEntry]) -> Iterator:
         ref, entry = element
         title, problem = checked_title(entry.title, self.config)
-        if title is None:
+        if title is None and entry.raw:
+            yield beam.pvalue.TaggedOutput(RAW, element)  # no usable title: the raw string is matched instead
+        elif title is None:
             tally = Tallies()
             tally(f"unresolved:{problem}")
             yield beam.pvalue.TaggedOutput(DONE, (ref, Resolution(entry.bib_id, None, "unresolved")))
@@ -165,7 +181,7 @@ class MatchTitles(beam.PTransform):
     def expand(self, inputs):
         config = self.config
         usable = inputs[REFS] | "UsableTitles" >> beam.ParDo(_UsableTitleFn(config)).with_outputs(
-            DONE, TALLY, main="usable"
+            DONE, RAW, TALLY, main="usable"
         )
         papers = _batched(inputs[PAPERS] | "PaperTitles" >> beam.FlatMap(_paper_title, config), "BatchPapers") | (
             "SignPapers" >> beam.ParDo(_SignatureFn(config)).with_outputs(RECORDS, main="buckets")
@@ -189,63 +205,197 @@ class MatchTitles(beam.PTransform):
             | "BatchVerify" >> beam.BatchElements(min_batch_size=64, max_batch_size=1024)
             | "Verify" >> beam.ParDo(_VerifyFn(config)).with_outputs(TALLY, main="resolutions")
         )
-        resolutions = (verified.resolutions, usable[DONE]) | "AllTitleResolutions" >> beam.Flatten()
-        tally = (usable[TALLY], pairs[TALLY], verified[TALLY]) | "TitleTallies" >> beam.Flatten()
+        raw = {"paper_buckets": papers.buckets, "paper_records": papers[RECORDS], REFS: usable[RAW]} | (
+            "ByRawString" >> MatchRawStrings(config)
+        )
+        resolutions = (verified.resolutions, usable[DONE], raw["resolutions"]) | "AllTitleResolutions" >> beam.Flatten()
+        tally = (usable[TALLY], pairs[TALLY], verified[TALLY], raw[TALLY]) | "TitleTallies" >> beam.Flatten()
         return {"resolutions": resolutions, TALLY: tally}
 
 
 def _paper_title(paper: Paper, config: MatchConfig) -> Iterator[tuple[str, str, int | None, str]]:
+    """(paper id, title, year, first author's surname) of a paper with a usable title."""
     title = usable_title(paper.title, config)
     if title is not None:
-        yield paper.paper_id, title, paper.year, paper.paper_id
+        yield paper.paper_id, title, paper.year, first_author_surname(paper)
 
 
-class _ChooseIdentifierMatchFn(beam.DoFn):
-    """One identifier key: every reference holding it goes to the smallest paper id holding it, or on."""
+class _RawSegmentsFn(beam.DoFn):
+    """A batch of (ref key, BibEntry with a raw string): the segments of each string signed together, a
+    bucket key per segment and band, and (ref key, record) with the parsed string and the segments'
+    signatures; a string with nothing to match on is resolved here (`unresolved:<reason>`)."""
 
-    def __init__(self, method: str) -> None:
-        self.method = method
+    def __init__(self, config: MatchConfig) -> None:
+        self.config = config
+
+    def process(self, batch: list[tuple[str, BibEntry]]) -> Iterator:
+        tally = Tallies()
+        kept, segments = [], []
+        for ref, entry in batch:
+            reference, found, problem = checked_raw(entry.raw, self.config.raw)
+            if reference is None:
+                tally(f"unresolved:{problem}")
+                yield beam.pvalue.TaggedOutput(DONE, (ref, Resolution(entry.bib_id, None, "unresolved")))
+            else:
+                kept.append((ref, entry.bib_id, reference, len(found)))
+                segments.extend(found)
+        if segments:
+            signatures, keys = signatures_and_keys(segments, self.config)
+            first = 0
+            for ref, bib_id, reference, n in kept:
+                own = signatures[first : first + n]
+                yield beam.pvalue.TaggedOutput(RECORDS, (ref, (bib_id, reference, own.tobytes())))
+                for bands in keys[first : first + n]:
+                    for band, bucket in enumerate(bands.tolist()):
+                        yield (band, bucket), ref
+                first += n
+        yield from tally.emit()
+
+
+class _VerifyRawFn(beam.DoFn):
+    """One raw string with its candidate papers: `resolve_raw_candidates` (what `InMemoryMatcher` decides)."""
+
+    def __init__(self, config: MatchConfig) -> None:
+        self.config = config
 
     def process(self, element) -> Iterator:
-        _, grouped = element
-        papers = sorted(set(grouped[PAPERS]))
+        ref, grouped = element
+        records = list(grouped[RECORDS])
+        if not records:
+            return
+        bib_id, reference, signatures = records[0]
+        own = np.frombuffer(signatures, dtype=np.uint32).reshape(-1, self.config.num_perm)
+        candidates = [
+            RawCandidateTitle(
+                paper_id, title, year, surname, int((own == np.frombuffer(signature, dtype=np.uint32)).sum(1).max())
+            )
+            for paper_id, title, year, signature, surname in sorted(grouped["candidates"])
+        ]
         tally = Tallies()
-        for ref, entry in grouped[REFS]:
-            if papers:
-                tally(f"resolved_by:{self.method}")
-                yield beam.pvalue.TaggedOutput(DONE, (ref, Resolution(entry.bib_id, papers[0], self.method, 1.0)))
+        yield ref, resolve_raw_candidates(bib_id, reference, candidates, self.config, tally)
+        yield from tally.emit()
+
+
+class MatchRawStrings(beam.PTransform):
+    """`{"paper_buckets", "paper_records": the papers as `MatchTitles` signs them, "refs": (ref key, BibEntry)
+    with a raw string and no usable title}` to `{"resolutions", "tally"}`: the
+    raw-string path of `mapping/raw_strings.py` as joins. The strings' segments join the papers' buckets as
+    titles do, the candidates get the paper's title, year, signature and first author, and each string is
+    decided by `resolve_raw_candidates`, as `InMemoryMatcher` decides it."""
+
+    def __init__(self, config: MatchConfig) -> None:
+        super().__init__()
+        self.config = config
+
+    def expand(self, inputs):
+        config = self.config
+        refs = _batched(inputs[REFS], "BatchRawRefs") | "SignRawSegments" >> beam.ParDo(
+            _RawSegmentsFn(config)
+        ).with_outputs(RECORDS, DONE, TALLY, main="buckets")
+        pairs = (
+            {PAPERS: inputs["paper_buckets"], REFS: refs.buckets}
+            | "JoinRawBuckets" >> beam.CoGroupByKey()
+            | "RawBucketPairs" >> beam.ParDo(_BucketPairsFn(config, "raw")).with_outputs(TALLY, main="pairs")
+        )
+        candidates = (
+            {"pairs": pairs.pairs, RECORDS: inputs["paper_records"]}
+            | "JoinRawPapers" >> beam.CoGroupByKey()
+            | "AttachRawPapers" >> beam.ParDo(_AttachPaperFn())
+        )
+        verified = (
+            {"candidates": candidates, RECORDS: refs[RECORDS]}
+            | "JoinRawRefs" >> beam.CoGroupByKey()
+            | "VerifyRaw" >> beam.ParDo(_VerifyRawFn(config)).with_outputs(TALLY, main="resolutions")
+        )
+        resolutions = (verified.resolutions, refs[DONE]) | "AllRawResolutions" >> beam.Flatten()
+        tally = (refs[TALLY], pairs[TALLY], verified[TALLY]) | "RawTallies" >> beam.Flatten()
+        return {"resolutions": resolutions, TALLY: tally}
+
+
+KEYED = "keyed"
+
+
+class _IdentifierKeysFn(beam.DoFn):
+    """One reference: `bib_entries_with:<kind>` counted (as `InMemoryMatcher.resolve_identifier` does), then
+    `(key, (position, ref))` for each of its identifier keys, position being the key's place in the entry's
+    keys (strongest first), and `(ref, entry)` on the `keyed` output; a reference without keys goes on as is."""
+
+    def process(self, element: tuple[str, BibEntry]) -> Iterator:
+        ref, entry = element
+        keys = entry.identifier_keys()
+        tally = Tallies()
+        count_identifier_kinds(keys, tally)
+        if not keys:
+            yield beam.pvalue.TaggedOutput(REFS, element)
+        else:
+            yield beam.pvalue.TaggedOutput(KEYED, element)
+            for position, key in enumerate(keys):
+                yield key, (position, ref)
+        yield from tally.emit()
+
+
+class _MatchKeyFn(beam.DoFn):
+    """One identifier key: every reference holding it gets `(position, smallest paper id holding it, method)`."""
+
+    def process(self, element) -> Iterator:
+        key, grouped = element
+        papers = sorted(set(grouped[PAPERS]))
+        if not papers:
+            return
+        method = resolution_method(key)
+        for position, ref in grouped[REFS]:
+            yield ref, (position, papers[0], method)
+
+
+class _ChooseIdentifierFn(beam.DoFn):
+    """One reference with its matched keys: the strongest key that found a paper resolves it; without one it
+    goes on to the title join."""
+
+    def process(self, element) -> Iterator:
+        ref, grouped = element
+        matches = sorted(grouped["matches"])
+        tally = Tallies()
+        for entry in grouped["entries"]:
+            if matches:
+                _, paper_id, method = matches[0]
+                tally(f"resolved_by:{method}")
+                yield beam.pvalue.TaggedOutput(DONE, (ref, Resolution(entry.bib_id, paper_id, method, 1.0)))
             else:
                 yield ref, entry
         yield from tally.emit()
 
 
-class _JoinOnIdentifier(beam.PTransform):
-    """References with an `attribute` (arxiv_id, doi or s2_corpus_id) joined to the papers with the same one."""
-
-    def __init__(self, attribute: str, method: str) -> None:
-        super().__init__()
-        self.attribute, self.method = attribute, method
+class JoinOnIdentifiers(beam.PTransform):
+    """`{"papers", "refs"}` to `{"refs" (unresolved, on to titles), "done" (ref key, Resolution), "tally"}`: one
+    join of references and papers on every identifier key (`identifier_keys()`), then the strongest key of each
+    reference that found a paper decides, the smallest paper id winning a shared key: what
+    `InMemoryMatcher.resolve_identifier` does, with the same counts."""
 
     def expand(self, inputs):
-        attribute = self.attribute
-        split = inputs[REFS] | "HasIdentifier" >> beam.Partition(lambda r, _: 0 if getattr(r[1], attribute) else 1, 2)
-        joined = (
-            {
-                REFS: split[0] | "RefsByIdentifier" >> beam.Map(lambda r: (getattr(r[1], attribute), r)),
-                PAPERS: inputs[PAPERS]
-                | "PapersByIdentifier"
-                >> beam.FlatMap(lambda p: [(getattr(p, attribute), p.paper_id)] if getattr(p, attribute) else []),
-            }
-            | "JoinIdentifier" >> beam.CoGroupByKey()
-            | "Choose" >> beam.ParDo(_ChooseIdentifierMatchFn(self.method)).with_outputs(DONE, TALLY, main="rest")
+        refs = inputs[REFS] | "RefKeys" >> beam.ParDo(_IdentifierKeysFn()).with_outputs(
+            REFS, KEYED, TALLY, main="by_key"
         )
-        rest = (joined.rest, split[1]) | "Unmatched" >> beam.Flatten()
-        return {REFS: rest, DONE: joined[DONE], TALLY: joined[TALLY]}
+        paper_keys = inputs[PAPERS] | "PaperKeys" >> beam.FlatMap(
+            lambda p: [(k, p.paper_id) for k in p.identifier_keys()]
+        )
+        matches = (
+            {REFS: refs.by_key, PAPERS: paper_keys}
+            | "JoinOnKeys" >> beam.CoGroupByKey()
+            | "MatchKeys" >> beam.ParDo(_MatchKeyFn())
+        )
+        chosen = (
+            {"entries": refs[KEYED], "matches": matches}
+            | "JoinMatchesToRefs" >> beam.CoGroupByKey()
+            | "ChooseIdentifier" >> beam.ParDo(_ChooseIdentifierFn()).with_outputs(DONE, TALLY, main="rest")
+        )
+        rest = (chosen.rest, refs[REFS]) | "NotIdentified" >> beam.Flatten()
+        tally = (refs[TALLY], chosen[TALLY]) | "IdentifierTallies" >> beam.Flatten()
+        return {REFS: rest, DONE: chosen[DONE], TALLY: tally}
 
 
 class MatchReferences(beam.PTransform):
-    """`{"papers": Paper, "refs": (ref key, BibEntry)}` to `(ref key, Resolution)`: arXiv id, then DOI,
-    then S2 corpus id, then the title join. Outputs `resolutions` and `tally`."""
+    """`{"papers": Paper, "refs": (ref key, BibEntry)}` to `(ref key, Resolution)`: identifiers (every kind,
+    strongest first), then the title join. Outputs `resolutions` and `tally`."""
 
     def __init__(self, config: MatchConfig) -> None:
         super().__init__()
@@ -253,15 +403,10 @@ class MatchReferences(beam.PTransform):
 
     def expand(self, inputs):
         papers = inputs[PAPERS]
-        by_arxiv = {PAPERS: papers, REFS: inputs[REFS]} | "ByArxivId" >> _JoinOnIdentifier("arxiv_id", "arxiv_id")
-        by_doi = {PAPERS: papers, REFS: by_arxiv[REFS]} | "ByDoi" >> _JoinOnIdentifier("doi", "doi")
-        by_corpus = {PAPERS: papers, REFS: by_doi[REFS]} | "ByS2CorpusId" >> _JoinOnIdentifier(
-            "s2_corpus_id", "s2_corpus_id"
-        )
-        by_title = {PAPERS: papers, REFS: by_corpus[REFS]} | "ByTitle" >> MatchTitles(self.config)
-        identified = (by_arxiv[DONE], by_doi[DONE], by_corpus[DONE])
-        resolutions = (*identified, by_title["resolutions"]) | "AllResolutions" >> beam.Flatten()
-        tally = (by_arxiv[TALLY], by_doi[TALLY], by_corpus[TALLY], by_title[TALLY]) | "MatchTallies" >> beam.Flatten()
+        by_id = {PAPERS: papers, REFS: inputs[REFS]} | "ByIdentifier" >> JoinOnIdentifiers()
+        by_title = {PAPERS: papers, REFS: by_id[REFS]} | "ByTitle" >> MatchTitles(self.config)
+        resolutions = (by_id[DONE], by_title["resolutions"]) | "AllResolutions" >> beam.Flatten()
+        tally = (by_id[TALLY], by_title[TALLY]) | "MatchTallies" >> beam.Flatten()
         return {"resolutions": resolutions, TALLY: tally}
 
 

@@ -16,7 +16,7 @@ from apache_beam.pvalue import TaggedOutput
 from extractors.contexts import ContextConfig, cut_contexts
 from extractors.dataset import SplitConfig, date_and_split
 from extractors.documents import file_stem, paper_from_document
-from extractors.ids import normalize_arxiv_id
+from extractors.ids import identifier_keys, identifiers_in_file_stem, key_rank, normalize_arxiv_id
 from extractors.metadata import merge_papers
 from extractors.records import (
     DeadLetter,
@@ -139,7 +139,7 @@ class _ChooseCanonicalIdFn(beam.DoFn):
         canonical = sorted(set(grouped["papers"]))
         if not canonical:
             return
-        rank = {"arxiv": 0, "doi": 1, "s2": 2, "s2corpus": 3}.get(key.split(":", 1)[0], 9)
+        rank = key_rank(key)
         for source in grouped["documents"]:
             yield source, (rank, canonical[0])
 
@@ -205,23 +205,57 @@ def keep_order(document: ParsedDocument, paper_id: str) -> tuple:
     )
 
 
+def named_only_by_file(document: ParsedDocument) -> bool:
+    """Whether every identifier a document has came from its file name (a TEI whose header lost title and
+    ids): such a document needs its database record, or it has nothing a paper is known by. A document
+    with ids of its own but no title (an S2ORC 2020 record, whose title lives in the metadata) goes on."""
+    from_name = identifiers_in_file_stem(file_stem(document.source))
+    keys = set(document.identifier_keys())
+    name_keys = set(identifier_keys(arxiv_id=from_name.arxiv_id, doi=from_name.doi, s2_paper_id=None))
+    return bool(keys) and keys <= name_keys
+
+
 class _MergeByIdFn(beam.DoFn):
-    """One paper id: merge its database records, keep one document (the rest are duplicates)."""
+    """One paper id: merge its database records, keep one document (the rest are duplicates). A document known
+    only by the id in its file name (a TEI whose header lost its title and ids) that finds no titled database
+    record is dead-lettered `no_title`; its duplicates stay duplicates of it."""
 
     def process(self, element) -> Iterator:
         paper_id, grouped = element
         tally = Tallies()
         documents: list[ParsedDocument] = sorted(grouped["documents"], key=lambda d: keep_order(d, paper_id))
         papers: list[Paper] = list(grouped["papers"])
+        if documents and not any(p.title for p in papers):
+            documents.sort(key=lambda d: not d.title)  # a copy with a title is kept before one without
         if len(papers) > 1:
             tally("metadata_records_merged", len(papers) - 1)
-        records = papers + ([paper_from_document(documents[0])] if documents else [])
-        merged = merge_papers(records)
-        merged = replace(merged, **taxonomy_fields(merged.categories))
-        yield TaggedOutput("database", merged)
+        titled = bool(documents) and (
+            bool(documents[0].title) or any(p.title for p in papers) or not named_only_by_file(documents[0])
+        )
+        records = papers + ([paper_from_document(documents[0])] if titled else [])
+        if records:
+            merged = merge_papers(records)
+            merged = replace(merged, **taxonomy_fields(merged.categories))
+            yield TaggedOutput("database", merged)
         if documents:
             kept = documents[0]
-            tally("documents_parsed")
+            if titled:
+                tally("documents_parsed")
+            else:
+                yield dead_letter_output(
+                    DeadLetter(
+                        kept.source,
+                        "merge",
+                        "no_title",
+                        f"paper id {paper_id}: no title in the document nor in a database record of that id",
+                    ),
+                    tally,
+                    documents=True,
+                )
+                path = file_of(kept.source)
+                yield TaggedOutput(INPUTS, InputTally(path, parsed=-1, dead_lettered=1))
+                if path != kept.source:
+                    yield TaggedOutput(INPUTS, InputTally(kept.source, "", 1, 0, 1, reason="no_title"))
             for duplicate in documents[1:]:
                 yield dead_letter_output(
                     DeadLetter(
@@ -239,7 +273,8 @@ class _MergeByIdFn(beam.DoFn):
                     yield TaggedOutput(
                         INPUTS, InputTally(duplicate.source, "", 1, 0, 1, (kept.source,), reason="duplicate_id")
                     )
-            yield kept.with_metadata(merged)
+            if titled:
+                yield kept.with_metadata(merged)
         yield from tally.emit()
 
 

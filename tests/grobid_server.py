@@ -13,20 +13,45 @@ bytes), and injects faults:
 
 `calls` counts processing requests, per hash in `calls_by_hash`. A PDF may carry a trailing
 `COPY_MARKER` + number (a PDF comment) so benchmarks can make distinct files of one real PDF.
+
+It also answers form-urlencoded `/api/processCitationList` (field `citations` once per raw string,
+`includeRawCitations`, `consolidateCitations`) the way GROBID 0.8.2 does (`GrobidRestProcessString.
+processCitationList`, kermitt2/grobid at tag 0.8.2): `CITATION_LIST_HEAD` + one `<biblStruct xml:id="b<i>">`
+per string, in order + `CITATION_LIST_TAIL`. A known string (`citation_structs`, by its whitespace-collapsed
+text; `citation_pairs` makes them from the `<note type="raw_reference">` strings of a real TEI) gets the real
+biblStruct GROBID wrote for it, byte for byte; an unknown one gets GROBID's biblStruct for a string it could not
+parse (`<monogr><imprint/></monogr>`); a blank or punctuation-only string makes the whole batch a bare 500, as
+GROBID's null item does. `citation_envelope="listBibl"` answers a bare `<listBibl>` instead.
+`citation_script` is consumed one action per citation request: the actions above, plus "short" (the last
+biblStruct left out), "html" (200 with an HTML page) and "empty" (204). `citation_calls` counts those
+requests and `citation_batches` records how many strings each carried.
 """
 
 from __future__ import annotations
 
 import hashlib
+import html
 import json
+import re
 import threading
 import time
 from collections import Counter
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from urllib.parse import parse_qs
 
 COPY_MARKER = b"\n%citrec-copy:"
 BAD_INPUT_DATA_BODY = b"[BAD_INPUT_DATA] PDF to XML conversion failed with error code: 1"
+# GROBID 0.8.2's envelope around processCitationList's biblStructs, as GrobidRestProcessString writes it.
+CITATION_LIST_HEAD = (
+    b'<TEI xmlns="http://www.tei-c.org/ns/1.0" xmlns:xlink="http://www.w3.org/1999/xlink" '
+    b'\n xmlns:mml="http://www.w3.org/1998/Math/MathML">\n'
+    b"\t<teiHeader/>\n\t<text>\n\t\t<front/>\n\t\t<body/>\n\t\t<back>\n\t\t\t<div>\n\t\t\t\t<listBibl>\n"
+)
+CITATION_LIST_TAIL = b"\t\t\t\t</listBibl>\n\t\t\t</div>\n\t\t</back>\n\t</text>\n</TEI>\n"
+_BIBL_STRUCT = re.compile(rb"<biblStruct\b[^>]*>(.*?)</biblStruct>", re.DOTALL)
+_RAW_NOTE = re.compile(rb'<note type="raw_reference">(.*?)</note>', re.DOTALL)
+_RAW_NOTE_LINE = re.compile(rb'\s*<note type="raw_reference">.*?</note>', re.DOTALL)
 
 
 def real_pairs(shared: Path) -> tuple[dict[str, bytes], list[Path]]:
@@ -39,6 +64,27 @@ def real_pairs(shared: Path) -> tuple[dict[str, bytes], list[Path]]:
             tei_by_hash[hashlib.sha256(pdf.read_bytes()).hexdigest()] = tei.read_bytes()
             pdfs.append(pdf)
     return tei_by_hash, pdfs
+
+
+def collapse(text: str) -> str:
+    return " ".join(text.split())
+
+
+def citation_pairs(tei: bytes) -> dict[str, bytes]:
+    """The inside of each bibliography biblStruct of a real GROBID TEI (bytes as GROBID wrote them), by its
+    `raw_reference` note's text: what processCitationList answers for that string."""
+    pairs = {}
+    for inner in _BIBL_STRUCT.findall(tei):
+        note = _RAW_NOTE.search(inner)
+        if note:
+            pairs[collapse(html.unescape(note.group(1).decode()))] = inner
+    return pairs
+
+
+def unparsed_struct(raw: str) -> bytes:
+    """GROBID's biblStruct body for a string it could not parse (BiblioItem.toTEI of an empty item)."""
+    note = html.escape(collapse(raw), quote=False)
+    return f'\n\t<monogr>\n\t\t<imprint/>\n\t</monogr>\n\t<note type="raw_reference">{note}</note>\n'.encode()
 
 
 def multipart_field(content_type: str, body: bytes, name: str) -> bytes:
@@ -67,8 +113,16 @@ class FakeGrobid:
         latency_s: float = 0.0,
         slow_s: float = 5.0,
         version: str = "0.8.2",
+        citation_structs: dict[str, bytes] | None = None,
+        citation_envelope: str = "tei",
     ) -> None:
         self.tei_by_hash = tei_by_hash
+        self.citation_structs = citation_structs or {}
+        self.citation_envelope = citation_envelope
+        self.citation_script: list[str] = []
+        self.citation_calls = 0
+        self.citation_batches: list[int] = []
+        self.citation_forms: list[dict[str, list[str]]] = []
         self.slots = slots
         self.latency_s = latency_s
         self.slow_s = slow_s
@@ -125,6 +179,9 @@ class FakeGrobid:
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
                 body = self.rfile.read(length)
+                if self.path.startswith("/api/processCitationList"):
+                    self._citation_list(body)
+                    return
                 if not self.path.startswith("/api/processFulltextDocument"):
                     self._send(404, b"not found")
                     return
@@ -163,6 +220,48 @@ class FakeGrobid:
                     with server._lock:
                         server.last_answer = time.monotonic()
 
+            def _citation_list(self, body: bytes) -> None:
+                form = parse_qs(body.decode("utf-8"), keep_blank_values=True)
+                citations = form.get("citations", [])
+                with server._lock:
+                    server.first_request = server.first_request or time.monotonic()
+                    server.calls += 1
+                    server.citation_calls += 1
+                    server.citation_batches.append(len(citations))
+                    server.citation_forms.append(form)
+                    action = server.citation_script.pop(0) if server.citation_script else "ok"
+                if not server._semaphore.acquire(blocking=False):
+                    with server._lock:
+                        server.busy_answers += 1
+                    self._send(503, b"")
+                    return
+                try:
+                    if action == "503":
+                        self._send(503, b"")  # GROBID's 503 here has no body
+                    elif action == "500" or any(not c.lstrip("[({.,])}: \n").rstrip(" \n") for c in citations):
+                        self._send(500, b"")
+                    elif action == "drop":
+                        self.close_connection = True
+                        self.connection.shutdown(2)
+                    elif action == "empty":
+                        self._send(204, b"")
+                    elif action == "html":
+                        self._send(200, b"<html><body>502 Bad Gateway</body></html>", "text/html")
+                    else:
+                        if action == "slow":
+                            time.sleep(server.slow_s)
+                        elif server.latency_s:
+                            time.sleep(server.latency_s)
+                        raw_notes = form.get("includeRawCitations", ["0"])[0] == "1"
+                        structs = server.citation_answer(citations, raw_notes)
+                        if action == "short":
+                            structs = structs[:-1]
+                        self._send(200, server.citation_envelope_for(structs), "application/xml")
+                finally:
+                    server._semaphore.release()
+                    with server._lock:
+                        server.last_answer = time.monotonic()
+
         class Server(ThreadingHTTPServer):
             request_queue_size = 128  # the default 5 resets connections under a burst of clients
             daemon_threads = True
@@ -170,6 +269,20 @@ class FakeGrobid:
         self._server = Server(("127.0.0.1", 0), Handler)
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
         self._thread.start()
+
+    def citation_answer(self, citations: list[str], raw_notes: bool) -> list[bytes]:
+        structs = []
+        for i, raw in enumerate(citations):
+            inner = self.citation_structs.get(collapse(raw)) or unparsed_struct(raw)
+            if not raw_notes:
+                inner = _RAW_NOTE_LINE.sub(b"", inner)
+            structs.append(b'<biblStruct xml:id="b%d">' % i + inner + b"</biblStruct>\n")
+        return structs
+
+    def citation_envelope_for(self, structs: list[bytes]) -> bytes:
+        if self.citation_envelope == "listBibl":
+            return b'<listBibl xmlns="http://www.tei-c.org/ns/1.0">\n' + b"".join(structs) + b"</listBibl>\n"
+        return CITATION_LIST_HEAD + b"".join(structs) + CITATION_LIST_TAIL
 
     def stats(self) -> dict[str, object]:
         with self._lock:

@@ -50,3 +50,38 @@ def test_the_ascii_fast_path_skips_only_steps_that_change_nothing():
     for _ in range(2000):
         title = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 60)))
         assert _unlatex_unaccent(title) == title
+
+
+def test_the_ascii_path_equals_the_regular_expressions():
+    """`normalize_title` folds ASCII tails, case and punctuation by substring tests and a byte table; the
+    regular expressions (`_fold_tails_case_punctuation`, the path for what stays non-ASCII) are the
+    reference, on strings made of tail words, separators, LaTeX and accents."""
+    import random
+    import string
+
+    from mapping.titles import _fold_tails_case_punctuation, _unlatex_unaccent
+
+    pieces = [
+        *"arXiv preprint arxiv: CoRR abs/ corr In: in proceedings Proceedings of Domain: in:".split(" "),
+        *". , ; : - ( ) ' / _".split(" "),
+        " ",
+        "  ",
+        "\t",
+        "\n",
+        "{",
+        "}",
+        "$",
+        "\\'e",
+        "\\emph{x}",
+        "é",
+        "Über",
+        "ı",
+        "—",
+    ]
+    rng = random.Random(14)
+    for _ in range(20000):
+        title = "".join(
+            rng.choice(pieces) if rng.random() < 0.4 else rng.choice(string.printable)
+            for _ in range(rng.randint(0, 40))
+        )
+        assert normalize_title(title) == _fold_tails_case_punctuation(_unlatex_unaccent(title)), repr(title)

@@ -1,4 +1,6 @@
+import json
 import random
+from collections import defaultdict
 
 import numpy as np
 import pytest
@@ -6,9 +8,21 @@ from datasketch import MinHash
 from datasketch.lsh import _optimal_param
 from rapidfuzz.distance import LCSseq
 
-from extractors.records import BibEntry, Paper
-from mapping.matcher import InMemoryMatcher, MatchConfig, TitleIndex, lcs_similarity, shingles, signatures_and_keys
-from mapping.minhash import Banding, band_keys, minhash_signatures
+from extractors.records import BibEntry, Paper, Resolution
+from mapping.matcher import (
+    InMemoryMatcher,
+    MatchConfig,
+    TitleIndex,
+    _stable_argsort,
+    checked_title,
+    choose_candidate,
+    could_match,
+    lcs_similarity,
+    rank_candidates,
+    shingles,
+    signatures_and_keys,
+)
+from mapping.minhash import Banding, band_keys, minhash_signatures, symbol_counts
 from tests.conftest import counter_dict
 
 PAPERS = [
@@ -36,7 +50,12 @@ def test_identifiers_come_first():
     assert (r.paper_id, r.method) == ("1810.04805", "arxiv_id")
     r = matcher().resolve(BibEntry("b1", title=None, doi="10.1145/3292500"), count)
     assert (r.paper_id, r.method) == ("doi:10.1145/3292500", "doi")
-    assert counts == {"resolved_by:arxiv_id": 1, "resolved_by:doi": 1}
+    assert counts == {
+        "resolved_by:arxiv_id": 1,
+        "resolved_by:doi": 1,
+        "bib_entries_with:arxiv_id": 1,
+        "bib_entries_with:doi": 1,
+    }
 
 
 def test_title_match_tolerates_citation_noise_but_not_a_different_paper():
@@ -157,3 +176,133 @@ def test_batch_resolution_equals_one_at_a_time():
         BibEntry("e", title="Duplicate Title Study of Things"),
     ]
     assert m.resolve_many(entries) == [m.resolve(e) for e in entries]
+
+
+def test_stable_argsort_equals_numpy_stable_sort_with_runs_of_equal_keys():
+    rng = np.random.default_rng(1)
+    keys = rng.integers(0, 2**64, size=5000, dtype=np.uint64)
+    keys[rng.integers(0, 5000, size=2000)] = keys[rng.integers(0, 50, size=2000)]  # runs of up to ~80
+    order, ranked = _stable_argsort(keys)
+    assert np.array_equal(order, np.argsort(keys, kind="stable"))
+    assert np.array_equal(ranked, np.sort(keys))
+
+
+def test_symbol_counts_bound_the_lcs_of_every_pair():
+    titles = [t for t in _random_titles(random.Random(11), 300) if t] + ["aaa " * 70, "a" * 300]  # stop at 255
+    counts = symbol_counts(titles).astype(np.int64)
+    assert counts[-1, 11] == 255 and counts[0].sum() == min(len(titles[0]), 255)
+    below = 0
+    for i in range(len(titles) - 2):
+        for j in range(i, len(titles) - 2):
+            common = np.minimum(counts[i], counts[j]).sum()
+            lcs = round(lcs_similarity(titles[i], titles[j]) * max(len(titles[i]), len(titles[j]), 1))
+            assert lcs <= common
+            below += lcs < common
+    assert below  # the bound is not the LCS itself
+
+
+def _real_titles(shared) -> list[str]:
+    titles = set()
+    for path in ("arxiv/arxiv-browse_abs_derived.jsonl", "s2orc/allenai-s2orc/metadata_sample_v20200705.jsonl"):
+        for line in (shared / path).read_text().splitlines():
+            title = json.loads(line).get("title")
+            if title:
+                titles.add(" ".join(title.split()))
+    return sorted(titles)
+
+
+def _cited_as(title: str, rng: random.Random) -> str:
+    """How a citation might spell a title."""
+    words = title.split()
+    kind = rng.randrange(6)
+    if kind == 0:
+        return title.upper() + "."
+    if kind == 1 and len(words) > 3:
+        del words[rng.randrange(1, len(words))]
+    if kind == 2:
+        i = rng.randrange(len(words))
+        words[i] = words[i][:-1] if len(words[i]) > 3 else words[i]
+    if kind == 3:
+        return "{" + title + "}. arXiv preprint arXiv:2101.00001"
+    if kind == 4:
+        return title[: int(len(title) * 0.93)]
+    return " ".join(words)
+
+
+def _plain_resolutions(papers: list[Paper], entries: list[BibEntry], config: MatchConfig, count) -> list[Resolution]:
+    """The title-matching rules written out one reference at a time, with dicts and loops: buckets of
+    equal band keys capped at the first `max_bucket` papers in id order, the length bound, the best
+    `max_candidates` by estimated Jaccard then paper id, the LCS, `choose_candidate`."""
+    ids, titles, years = [], [], []
+    for paper in sorted(papers, key=lambda p: p.paper_id):
+        title = checked_title(paper.title, config)[0]
+        if title is not None and paper.paper_id not in ids:
+            ids.append(paper.paper_id)
+            titles.append(title)
+            years.append(paper.year)
+    signatures, keys = signatures_and_keys(titles, config)
+    buckets = defaultdict(list)
+    for j, row in enumerate(keys.tolist()):
+        for band, key in enumerate(row):
+            buckets[band, key].append(j)
+    resolutions = []
+    for entry in entries:
+        title, problem = checked_title(entry.title, config)
+        if title is None:
+            count(f"unresolved:{problem}", 1)
+            resolutions.append(Resolution(entry.bib_id, None, "unresolved"))
+            continue
+        signature, (row,) = signatures_and_keys([title], config)
+        candidates = set()
+        for band, key in enumerate(row.tolist()):
+            bucket = buckets.get((band, key), [])
+            if len(bucket) > config.max_bucket:
+                count("title_bucket_hits_capped", 1)
+                count("title_candidate_pairs_skipped_by_cap", len(bucket) - config.max_bucket)
+            candidates.update(bucket[: config.max_bucket])
+        candidates = sorted(j for j in candidates if could_match(len(title), len(titles[j]), config))
+        jaccard = [float((signature[0] == signatures[j]).mean()) for j in candidates]
+        kept = [candidates[k] for k in rank_candidates([ids[j] for j in candidates], jaccard, config)]
+        resolutions.append(
+            choose_candidate(
+                entry.bib_id,
+                entry.year,
+                [ids[j] for j in kept],
+                [lcs_similarity(title, titles[j]) for j in kept],
+                [years[j] for j in kept],
+                config,
+                count,
+            )
+        )
+    return resolutions
+
+
+@pytest.mark.parametrize(
+    "config",
+    [MatchConfig(), MatchConfig(num_perm=32, bands=8, rows=4, max_candidates=3, max_bucket=2)],
+    ids=["default", "crowded"],
+)
+def test_resolutions_and_counts_equal_the_rules_written_out_on_real_titles(shared, config):
+    """Real titles, near duplicates of them in the database (a word dropped, two swapped: crowded buckets,
+    ties, years) and citation-style references, resolved by `InMemoryMatcher` (prefix tables, vectorised
+    candidates, the symbol-count bound) and by the plain rules: the same resolutions and counts."""
+    rng = random.Random(14)
+    real = _real_titles(shared)
+    papers = []
+    for i, title in enumerate(real):
+        papers.append(Paper(f"p{i:05d}a", title, year=2000 + i % 20))
+        words = title.split()
+        if len(words) > 4:
+            j = rng.randrange(len(words) - 1)
+            papers.append(Paper(f"p{i:05d}b", " ".join(words[:j] + words[j + 1 :]), year=2000 + i % 7))
+            papers.append(Paper(f"p{i:05d}c", " ".join(words[:j] + [words[j + 1], words[j]] + words[j + 2 :])))
+    cited = rng.sample(papers, 1500)
+    entries = [BibEntry(f"b{k}", title=_cited_as(p.title, rng), year=p.year) for k, p in enumerate(cited)]
+    entries += [BibEntry("venue", title="Physical Review Letters"), BibEntry("short", title="On it")]
+    count, counts = counter_dict()
+    ours = InMemoryMatcher(papers, config).resolve_many(entries, count)
+    plain_count, plain_counts = counter_dict()
+    assert ours == _plain_resolutions(papers, entries, config, plain_count)
+    assert counts == plain_counts
+    assert counts["resolved_by:title"] > 1000 and counts.get("unresolved:ambiguous_title")
+    assert ("title_bucket_hits_capped" in counts) == (config.max_bucket == 2)

@@ -70,6 +70,63 @@ def test_join_equals_in_memory_on_hand_made_cases():
     _join_results(papers, refs, config, expected, counts)
 
 
+def test_join_equals_in_memory_on_every_identifier_kind():
+    """One case per kind, the strongest key first, a key shared by two papers, keys no paper holds."""
+    config = MatchConfig()
+    papers = [
+        Paper("p-pmid", "A paper found by its PubMed id", other_ids=("pmid:1",)),
+        Paper("p-pmcid", "A paper found by its PMC id", other_ids=("pmcid:PMC2",)),
+        Paper("p-acl", "A paper found by its ACL Anthology id", other_ids=("acl:P19-1001",)),
+        Paper("p-openalex", "A paper found by its OpenAlex id", other_ids=("openalex:W4",)),
+        Paper("p-mag", "A paper found by its MAG id", other_ids=("mag:5",)),
+        Paper("p-dblp", "A paper found by its DBLP key", other_ids=("dblp:conf/x/Y6",)),
+        Paper("s2corpus:7", "A paper found by its corpus id", s2_corpus_id="7", other_ids=("mag:77",)),
+        Paper("b-shared", "Second holder of a shared PMID", other_ids=("pmid:9",)),
+        Paper("a-shared", "First holder of a shared PMID", other_ids=("pmid:9", "pmcid:PMC99")),
+        Paper("1810.04805", "BERT: Pre-training of Deep Bidirectional Transformers", arxiv_id="1810.04805"),
+    ]
+    refs = [
+        ("a", BibEntry("b0", other_ids=("pmid:1",))),
+        ("b", BibEntry("b1", other_ids=("pmcid:PMC2",))),
+        ("c", BibEntry("b2", other_ids=("acl:P19-1001",))),
+        ("d", BibEntry("b3", other_ids=("openalex:W4",))),
+        ("e", BibEntry("b4", other_ids=("mag:5",))),
+        ("f", BibEntry("b5", other_ids=("dblp:conf/x/Y6",))),
+        ("g", BibEntry("b6", other_ids=("pmid:404", "mag:5"))),  # the PMID finds nothing: the MAG id does
+        ("h", BibEntry("b7", s2_corpus_id="7", other_ids=("pmid:1",))),  # the corpus id outranks the PMID
+        ("i", BibEntry("b8", other_ids=("pmcid:PMC99", "pmid:9"))),  # shared PMID: the smaller paper id
+        ("j", BibEntry("b9", arxiv_id="1810.04805", other_ids=("mag:77",))),  # arXiv first
+        ("k", BibEntry("b10", title="A paper found by its MAG id", other_ids=("mag:404",))),  # on to titles
+        ("l", BibEntry("b11", doi="10.1000/none", other_ids=("dblp:none/x/y",))),
+    ]
+    expected, counts = _in_memory(papers, refs, config)
+    assert [(r.paper_id, r.method) for _, r in expected] == [
+        ("p-pmid", "pmid"),
+        ("p-pmcid", "pmcid"),
+        ("p-acl", "acl"),
+        ("p-openalex", "openalex"),
+        ("p-mag", "mag"),
+        ("p-dblp", "dblp"),
+        ("p-mag", "mag"),
+        ("s2corpus:7", "s2_corpus_id"),
+        ("a-shared", "pmid"),
+        ("1810.04805", "arxiv_id"),
+        ("p-mag", "title"),
+        (None, "unresolved"),
+    ]
+    assert counts["bib_entries_with:pmid"] == 4 and counts["resolved_by:pmid"] == 2
+    _join_results(papers, refs, config, expected, counts)
+
+
+def _paper_for_key(key: str) -> Paper:
+    """A title-less database record holding only `key`."""
+    kind, value = key.split(":", 1)
+    fields = {"arxiv": "arxiv_id", "doi": "doi", "s2corpus": "s2_corpus_id"}
+    if kind in fields:
+        return Paper(key, None, **{fields[kind]: value})
+    return Paper(key, None, other_ids=(key,))
+
+
 @pytest.fixture(scope="module")
 def real_inputs(shared):
     """Every real bib entry (identifiers kept) against the arXiv metadata plus the gold set's database."""
@@ -90,10 +147,9 @@ def real_inputs(shared):
                 if isinstance(document, ParsedDocument):
                     refs.extend((f"{path.name}#{i}", e) for i, e in enumerate(document.bib_entries))
     queries = [(f"gold#{i}", q.entry) for i, q in enumerate(gold.queries)]
-    # every other cited arXiv id and DOI gets a database record, so the identifier joins run on real ids too
-    cited = sorted({("arxiv", e.arxiv_id) for _, e in refs if e.arxiv_id} | {("doi", e.doi) for _, e in refs if e.doi})
-    for kind, value in cited[::2]:
-        papers.append(Paper(f"{kind}:{value}", None, **{"arxiv_id" if kind == "arxiv" else "doi": value}))
+    # every other cited identifier of every kind gets a database record, so the identifier join runs on real ids
+    cited = sorted({key for _, e in refs for key in e.identifier_keys()})
+    papers.extend(_paper_for_key(key) for key in cited[::2])
     return papers, refs + queries
 
 

@@ -41,7 +41,8 @@ FIELD_NAMES = (
     "grobid_parse pdf_parse latex_parse bib_entry_raw contained_arXiv_ids contained_links ids url first middle "
     "last venue raw_text _source_hash discipline update_date mag_field_of_study fieldsOfStudy acm-class reviews "
     "comments content forum replyto invitation invitations details directReplies replies notes value cdate "
-    "weaknesses summary review TITLE DATE IS_META_REVIEW conference corpusid"
+    "weaknesses summary review TITLE DATE IS_META_REVIEW conference corpusid link links PMID PMCID pubmed_id "
+    "pmc_id open_alex_id mag_id acl_id s2_url externalids"
 ).split()
 
 LEAVES = (
@@ -53,6 +54,7 @@ LEAVES = (
     | st.sampled_from(
         ["", " ", "\ud800", "caf\udfff", "12", "2019", "2019-05-01", "1e5", "NaN", "{{cite:x}}", "arXiv:1905.00003"]
         + ["10.1000/XYZ", "Mon, 2 Apr 2007 19:18:42 GMT", "A. Smith and B. Lee", "[1]", "BIBREF0", "[", "\x00"]
+        + ["PMC1950857", "https://openalex.org/W2741809807", "https://arxiv.org/abs/hep-th/9901001v2"]
     )
 )
 JSON_VALUES = st.recursive(

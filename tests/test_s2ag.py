@@ -227,7 +227,7 @@ def test_s2ag_paper_id_arxiv_then_doi_then_corpus_id_then_stem():
     document = parse_s2ag_record(record, "f.jsonl:3", "f")
     assert (document.paper_id, document.s2_corpus_id, document.doi) == ("f", None, None)
     assert document.identifier_keys() == []
-    assert parse_s2ag_record(s2ag_record(DOI=None), "f", "f").identifier_keys() == ["s2corpus:215812345"]
+    assert parse_s2ag_record(s2ag_record(DOI=None), "f", "f").identifier_keys() == ["s2corpus:215812345", "mag:3015"]
 
 
 def test_paper_id_rule_and_keys_with_corpus_ids():
@@ -237,8 +237,8 @@ def test_paper_id_rule_and_keys_with_corpus_ids():
     assert identifier_keys(arxiv_id="1", doi="10.1/x", s2_paper_id="9", s2_corpus_id="7") == [
         "arxiv:1",
         "doi:10.1/x",
-        "s2:9",
         "s2corpus:7",
+        "s2:9",
     ]
 
 
@@ -391,6 +391,7 @@ def test_parse_metadata_line_reads_s2ag_papers_records():
         arxiv_id="2004.12345",
         source="s2ag-papers",
         s2_corpus_id="215812345",
+        other_ids=("mag:3015", "dblp:journals/corr/abs-2004-12345"),
     )
     bare = {**PAPERS_RECORD, "externalids": {"ArXiv": None, "DOI": None}, "publicationdate": None, "year": 1999}
     paper = parse_metadata_line(json.dumps(bare).encode(), "papers.jsonl:2")
@@ -446,7 +447,14 @@ def test_in_memory_matcher_resolves_by_corpus_id_after_arxiv_and_doi():
         Resolution("b1", "1810.04805", "arxiv_id", 1.0),  # the arXiv id wins over the corpus id
         Resolution("b2", None, "unresolved"),
     ]
-    assert counts == {"resolved_by:s2_corpus_id": 1, "resolved_by:arxiv_id": 1, "unresolved:no_title_match": 1}
+    assert counts == {
+        "resolved_by:s2_corpus_id": 1,
+        "resolved_by:arxiv_id": 1,
+        "unresolved:no_title_match": 1,
+        "bib_entries_with:arxiv_id": 1,
+        "bib_entries_with:doi": 2,
+        "bib_entries_with:s2_corpus_id": 2,
+    }
 
 
 def test_join_matcher_resolves_corpus_ids_as_the_in_memory_matcher_does():
@@ -478,10 +486,13 @@ def test_join_matcher_resolves_corpus_ids_as_the_in_memory_matcher_does():
         assert_that(summed, equal_to(sorted(counts.items())), label="SameCounts")
 
 
-def test_canonical_id_ranks_corpus_id_keys_last_and_never_fails_on_an_unknown_kind():
+def test_canonical_id_ranks_keys_as_resolution_does_and_never_fails_on_an_unknown_kind():
     def ranked(key: str) -> list:
         return list(_ChooseCanonicalIdFn().process((key, {"papers": ["p2", "p1"], "documents": ["d"]})))
 
-    assert ranked("s2corpus:7") == [("d", (3, "p1"))]
+    assert ranked("s2corpus:7") == [("d", (2, "p1"))]
     assert ranked("doi:10.1/x") == [("d", (1, "p1"))]
-    assert ranked("openalex:W1") == [("d", (9, "p1"))]
+    assert ranked("s2:7") == [("d", (3, "p1"))]
+    assert ranked("pmid:7") == [("d", (4, "p1"))]
+    assert ranked("openalex:W1") == [("d", (7, "p1"))]
+    assert ranked("isbn:1") == [("d", (10, "p1"))]
