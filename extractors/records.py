@@ -75,8 +75,28 @@ class Paragraph:
     kind: str = "body"  # abstract | body | caption | note | back
 
 
+class _KnownByIdentifiers:
+    """`identifier_keys()` for the records that carry every identifier field (documents and papers)."""
+
+    arxiv_id: str | None
+    doi: str | None
+    s2_paper_id: str | None
+    s2_corpus_id: str | None
+    other_ids: tuple[str, ...]
+
+    def identifier_keys(self) -> list[str]:
+        """Identifier keys, strongest first, in the form `extractors.ids.identifier_keys` gives."""
+        return identifier_keys(
+            arxiv_id=self.arxiv_id,
+            doi=self.doi,
+            s2_paper_id=self.s2_paper_id,
+            s2_corpus_id=self.s2_corpus_id,
+            other_ids=self.other_ids,
+        )
+
+
 @dataclass(frozen=True)
-class ParsedDocument:
+class ParsedDocument(_KnownByIdentifiers):
     """One input document after parsing. `source` names the input (path, or path:line for JSONL)."""
 
     paper_id: str
@@ -96,15 +116,6 @@ class ParsedDocument:
     s2_corpus_id: str | None = None
     other_ids: tuple[str, ...] = ()
 
-    def identifier_keys(self) -> list[str]:
-        """Identifier keys, strongest first, in the form `extractors.ids.identifier_keys` gives."""
-        return identifier_keys(
-            arxiv_id=self.arxiv_id,
-            doi=self.doi,
-            s2_paper_id=self.s2_paper_id,
-            s2_corpus_id=self.s2_corpus_id,
-            other_ids=self.other_ids,
-        )
 
     def with_id(self, paper_id: str) -> ParsedDocument:
         return replace(self, paper_id=paper_id)
@@ -123,7 +134,7 @@ class ParsedDocument:
 
 
 @dataclass(frozen=True)
-class Paper:
+class Paper(_KnownByIdentifiers):
     """A paper of the database: the metadata a context's citing and cited papers are described by."""
 
     paper_id: str
@@ -143,14 +154,6 @@ class Paper:
     s2_corpus_id: str | None = None
     other_ids: tuple[str, ...] = ()
 
-    def identifier_keys(self) -> list[str]:
-        return identifier_keys(
-            arxiv_id=self.arxiv_id,
-            doi=self.doi,
-            s2_paper_id=self.s2_paper_id,
-            s2_corpus_id=self.s2_corpus_id,
-            other_ids=self.other_ids,
-        )
 
 
 @dataclass(frozen=True)
