@@ -95,12 +95,13 @@ def line_oriented(path: str, kind: str) -> bool:
 
 
 _LINE_SUFFIX = re.compile(r"^(.*)(?::\d+|@\d+)$")
+_JSON_NAME = re.compile(r"\.(jsonl|json|ndjson)(\.(gz|gzip|bz2|zst|xz|lzma))?$", re.I)
 
 
 def file_of(source: str) -> str:
     """The file a record came from: `path` for `path:LINE` or `path@BYTE` (a line of a JSON file)."""
     match = _LINE_SUFFIX.match(source)
-    if match and re.search(r"\.(jsonl|json|ndjson)(\.(gz|gzip|bz2|zst|xz|lzma))?$", match.group(1), re.I):
+    if match and _JSON_NAME.search(match.group(1)):
         return match.group(1)
     return source
 
@@ -214,7 +215,7 @@ class ReadRecordsFn(beam.DoFn):
 
     @property
     def _documents(self) -> bool:
-        return self.kind != "metadata"
+        return self.kind in DOCUMENT_KINDS
 
     def process(self, task: ReadTask) -> Iterator:
         tally = Tallies()
@@ -231,20 +232,10 @@ class ReadRecordsFn(beam.DoFn):
                 yield from self._route(outcome, account, tally)
         except read_errors() as err:
             # the file itself broke mid-way (a truncated .gz, a corrupt .bz2, an unreadable object):
-            # what was read stays, the rest of the file is one dead letter
+            # what was read stays, the rest of the file is one dead letter, counted like any other
             letter = DeadLetter(task.path, "read", "unreadable_file", f"{type(err).__name__}: {err}"[:500])
-            account = replace(
-                account,
-                records_read=account.records_read + 1,
-                dead_lettered=account.dead_lettered + 1,
-                reason="unreadable_file",
-            )
-            if self._documents:
-                tally("documents_in")
-            else:
-                tally("metadata_records_in")
-                tally("metadata_records_dead_lettered")
-            yield dead_letter_output(letter, tally, documents=self._documents)
+            account = replace(self._count(letter, account, tally), reason=letter.reason)
+            yield from self._route(letter, account, tally)
         yield TaggedOutput(INPUTS, account)
         yield from tally.emit()
 
