@@ -3,7 +3,8 @@
     python -m trainers.bm25 --dataset out/ --split test --output runs/bm25
 
 Like the neural prefetcher it never returns the citing paper or a paper published after it, and it writes
-the same metrics (`results_<split>.json`) and, for the reranker, `prefetched_<split>.json`.
+the same metrics (`results_<split>.json`, Recall@K for K up to --top_k and the number of candidates) and, for the
+reranker, `prefetched_<split>.json` (`trainers.rerank evaluate` on it gives the oracle-BM25 protocol of Table 3).
 """
 
 from __future__ import annotations
@@ -16,8 +17,8 @@ from pathlib import Path
 
 import numpy as np
 
-from trainers.data import SPLITS, CitationDataset, ContextQuery, load_dataset
-from trainers.metrics import ranking_metrics
+from trainers.data import SPLITS, CitationDataset, ContextQuery, EmptySplitError, load_dataset
+from trainers.metrics import ranking_metrics, recall_ks_up_to
 from trainers.prefetch import UNKNOWN_PAPER_DAY, UNKNOWN_QUERY_DAY, day_number
 from trainers.runtime import add_dataset_flags, write_json, write_split_metrics
 from trainers.tokenization import word_tokens
@@ -78,12 +79,16 @@ def main(argv: list[str] | None = None) -> dict:
     )
     args = parser.parse_args(argv)
     dataset = load_dataset(args.dataset, args.context_field)
+    try:
+        split_queries = {split: dataset.split_queries(split, "BM25") for split in args.split}
+    except EmptySplitError as error:
+        raise SystemExit(f"error: {error}") from error
     prefetcher = BM25Prefetcher(dataset, args.k1, args.b)
+    pool = min(args.top_k, len(prefetcher.paper_ids))
     results = {}
-    for split in args.split:
-        queries = dataset.queries[split]
+    for split, queries in split_queries.items():
         rankings, seconds = prefetcher.search_all(queries, args.top_k)
-        metrics = ranking_metrics(rankings, [set(q.cited_ids) for q in queries])
+        metrics = ranking_metrics(rankings, [set(q.cited_ids) for q in queries], recall_ks_up_to(pool))
         metrics.update({"prefetch_seconds_per_query": seconds, "split": split, "papers": len(dataset.papers)})
         write_split_metrics(Path(args.output) / f"results_{split}.json", split, metrics)
         write_json(

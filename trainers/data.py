@@ -30,6 +30,10 @@ class DatasetSchemaError(ValueError):
     """A dataset shard lacks a column the trainers read, or holds it with another type than `extractors.schemas`."""
 
 
+class EmptySplitError(ValueError):
+    """A job needs the queries of a split that holds none."""
+
+
 @dataclass(frozen=True)
 class PaperText:
     """A candidate paper: the text the encoders read and the date that decides what a query may cite."""
@@ -59,6 +63,14 @@ class CitationDataset:
     papers: dict[str, PaperText]
     queries: dict[str, list[ContextQuery]]
     pool: frozenset[str] | None = None
+
+    def split_queries(self, split: str, needed_for: str) -> list[ContextQuery]:
+        """The queries of `split`, or an `EmptySplitError` that says which job needed them."""
+        queries = self.queries.get(split) or []
+        if not queries:
+            counts = ", ".join(f"{name} {len(items)}" for name, items in self.queries.items())
+            raise EmptySplitError(f"the {split} split has no contexts and {needed_for} needs them (contexts: {counts})")
+        return queries
 
     def paper_ids(self) -> list[str]:
         """The candidate papers a recommender ranks, in the table's order."""

@@ -1,12 +1,15 @@
 """HAtten prefetcher jobs: train, prefetch, evaluate.
 
     python -m trainers.hatten train    --dataset out/ --output runs/hatten [--glove glove.6B.200d.txt]
+    python -m trainers.hatten train    --dataset out/ --output runs/smoke --preset smoke   # minutes on a CPU
     python -m trainers.hatten prefetch --dataset out/ --checkpoint runs/hatten --split train validation test
     python -m trainers.hatten evaluate --dataset out/ --checkpoint runs/hatten --split test
 
-`train` keeps `last.pt` (resumable: run the same command again) and `best.pt` (best validation recall);
+`train` refreshes (embeds the papers, validates, re-mines hard negatives) every --refresh_every iterations and
+logs each refresh to `train_log.jsonl`; it keeps `last.pt` every --checkpoint_every iterations or
+--checkpoint_minutes (run the same command again to resume), `best.pt` (best validation score) and `init.pt`.
 `prefetch` writes `prefetched_<split>.json` ({context_id: [paper ids, best first]}) for the reranker;
-`evaluate` writes `results_<split>.json` (MRR, Recall@K, NDCG@10, seconds per query) next to the checkpoint.
+`evaluate` writes `results_<split>.json` (MRR, Recall@K for K up to the candidates, NDCG@10, seconds per query).
 """
 
 from __future__ import annotations
@@ -16,10 +19,11 @@ from pathlib import Path
 
 import torch
 
-from trainers.data import SPLITS, load_dataset
+from trainers.data import SPLITS, EmptySplitError, load_dataset
 from trainers.hatten_model import HAttenConfig, flag_fields
 from trainers.hatten_training import (
     HAttenTrainConfig,
+    SetupError,
     build_index,
     evaluate_prefetch,
     load_hatten,
@@ -29,7 +33,6 @@ from trainers.hatten_training import (
 )
 from trainers.runtime import (
     add_common_flags,
-    read_json,
     resolve_device,
     seed_everything,
     write_json,
@@ -38,18 +41,52 @@ from trainers.runtime import (
 
 MODEL_FLAGS = flag_fields(HAttenConfig)
 TRAIN_FLAGS = flag_fields(HAttenTrainConfig)
+# `--preset smoke`: a run of a few minutes on two CPU cores that still goes through every stage (two mining
+# refreshes, three validations, periodic checkpoints); flags given explicitly win over the preset.
+PRESETS: dict[str, dict[str, object]] = {
+    "paper": {},
+    "smoke": {
+        "embed_dim": 64,
+        "num_heads": 4,
+        "hidden_dim": 128,
+        "max_seq_len": 128,
+        "queries_per_batch": 16,
+        "refresh_every": 50,
+        "max_iterations": 150,
+        "learning_rate": 1e-3,
+        "moving_average_decay": 0.9,
+        "checkpoint_every": 25,
+    },
+}
 
 
-def _add_train_parser(commands: argparse._SubParsersAction) -> None:
+def _add_flag(parser: argparse.ArgumentParser, field) -> None:
+    help_text = f"{field.metadata['help']} (default {field.default})"
+    if isinstance(field.default, bool):
+        parser.add_argument(
+            f"--{field.name}", action=argparse.BooleanOptionalAction, default=field.default, help=help_text
+        )
+    else:
+        parser.add_argument(f"--{field.name}", type=type(field.default), default=field.default, help=help_text)
+
+
+def _add_train_parser(commands: argparse._SubParsersAction, preset: str) -> argparse.ArgumentParser:
     parser = commands.add_parser("train", help="Train the encoder.", description="Train HAtten on the train split.")
     add_common_flags(parser)
     parser.add_argument(
         "--output", required=True, help="Checkpoint directory (created; resumed when it holds last.pt)."
     )
     parser.add_argument(
-        "--glove", help="A GloVe text file; its dimension sets embed_dim. Learned embeddings without it."
+        "--preset",
+        choices=sorted(PRESETS),
+        default="paper",
+        help="paper: the published settings (default); smoke: small dimensions and 150 iterations with two mining "
+        "refreshes, minutes on a CPU. Explicit flags override the preset.",
     )
-    parser.add_argument("--min_count", type=int, default=1, help="Minimum word count for the learned vocabulary.")
+    parser.add_argument(
+        "--glove", help="A GloVe text file (fixed word vectors; its dimension sets embed_dim). Random fixed without."
+    )
+    parser.add_argument("--min_count", type=int, default=1, help="Minimum word count for the vocabulary without GloVe.")
     parser.add_argument("--no_resume", action="store_true", help="Start afresh even when OUTPUT holds last.pt.")
     parser.add_argument(
         "--no_global_context",
@@ -57,12 +94,9 @@ def _add_train_parser(commands: argparse._SubParsersAction) -> None:
         help="Queries are the local context only (no citing title/abstract).",
     )
     for field in MODEL_FLAGS + TRAIN_FLAGS:
-        parser.add_argument(
-            f"--{field.name}",
-            type=type(field.default),
-            default=field.default,
-            help=f"{field.metadata['help']} (default {field.default})",
-        )
+        _add_flag(parser, field)
+    parser.set_defaults(**PRESETS.get(preset, {}))
+    return parser
 
 
 def _add_checkpoint_parser(commands: argparse._SubParsersAction, name: str, help_text: str) -> argparse.ArgumentParser:
@@ -72,21 +106,33 @@ def _add_checkpoint_parser(commands: argparse._SubParsersAction, name: str, help
     parser.add_argument("--which", default="best", choices=("best", "last", "init"), help="Which weights to use.")
     parser.add_argument("--split", nargs="+", default=["test"], choices=SPLITS, help="Query splits.")
     parser.add_argument("--top_k", type=int, default=2000, help="Papers prefetched per query.")
+    parser.add_argument(
+        "--token_budget", type=int, default=0, help="Words per encoder batch (0: 16,384 on the CPU, 65,536 on CUDA)."
+    )
     return parser
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(preset: str = "paper") -> argparse.ArgumentParser:
+    """The command line; `preset` sets the train defaults (`parse_args` reads it from the arguments first)."""
     parser = argparse.ArgumentParser(
         prog="python -m trainers.hatten", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     commands = parser.add_subparsers(dest="command", required=True)
-    _add_train_parser(commands)
+    _add_train_parser(commands, preset)
     prefetch = _add_checkpoint_parser(commands, "prefetch", "Write the top-K prefetched papers of each query.")
     prefetch.add_argument(
         "--output", help="Where to write prefetched_<split>.json (default: the checkpoint directory)."
     )
     _add_checkpoint_parser(commands, "evaluate", "Prefetch metrics of a split, written as results_<split>.json.")
     return parser
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    """The flags, with a train --preset's values as defaults that explicit flags override."""
+    first = argparse.ArgumentParser(add_help=False)
+    first.add_argument("--preset", default="paper")
+    preset = first.parse_known_args(argv)[0].preset
+    return build_parser(preset).parse_args(argv)
 
 
 def run_train(args: argparse.Namespace) -> dict:
@@ -105,12 +151,16 @@ def run_train(args: argparse.Namespace) -> dict:
     else:
         model, vocabulary = make_model(dataset, overrides, args.glove, args.min_count)
     meta = {"dataset": str(args.dataset), "context_field": args.context_field, "glove": args.glove}
+    meta["preset"] = args.preset
     summary = train_hatten(
         dataset, model, vocabulary, output, train_config, device, args.amp, resume, not args.no_progress, meta
     )
+    refreshes = [r for r in summary["history"] if r["mined_queries"]]
+    if summary["stopped"]:
+        return summary
     print(
-        f"trained {summary['iterations']} iterations; best validation recall@{train_config.select_recall_at}: "
-        f"{summary['best_validation_recall']:.4f}; checkpoints in {output}"
+        f"trained {summary['iterations']} iterations, {len(refreshes)} mining refreshes; best validation "
+        f"{train_config.select_metric}: {summary['best_validation_score']:.4f}; checkpoints in {output}"
     )
     return summary
 
@@ -119,12 +169,16 @@ def run_prefetch(args: argparse.Namespace, write_rankings: bool) -> dict:
     checkpoint = Path(args.checkpoint)
     device = resolve_device(args.device)
     model, vocabulary, meta = load_hatten(checkpoint, device, args.which)
-    with_citing = read_json(checkpoint / "config.json")["train"].get("with_citing_paper", True)
+    with_citing = meta["train"].get("with_citing_paper", True)
     dataset = load_dataset(args.dataset, args.context_field)
-    index = build_index(model, vocabulary, dataset, device, amp=args.amp, progress=not args.no_progress)
+    job = "prefetch" if write_rankings else "evaluation"
+    split_queries = {split: dataset.split_queries(split, f"HAtten {job}") for split in args.split}
+    budget = args.token_budget or None
+    index = build_index(
+        model, vocabulary, dataset, device, amp=args.amp, progress=not args.no_progress, token_budget=budget
+    )
     results = {}
-    for split in args.split:
-        queries = dataset.queries[split]
+    for split, queries in split_queries.items():
         if write_rankings:
             rankings, seconds = prefetch_queries(
                 model,
@@ -136,6 +190,7 @@ def run_prefetch(args: argparse.Namespace, write_rankings: bool) -> dict:
                 device,
                 with_citing_paper=with_citing,
                 amp=args.amp,
+                token_budget=budget,
             )
             output = Path(args.output or checkpoint)
             write_json(
@@ -154,9 +209,17 @@ def run_prefetch(args: argparse.Namespace, write_rankings: bool) -> dict:
                 with_citing_paper=with_citing,
                 amp=args.amp,
                 index=index,
+                token_budget=budget,
             )
             metrics.update(
-                {"split": split, "checkpoint": args.which, "device": str(device), "papers": len(dataset.papers)}
+                {
+                    "split": split,
+                    "checkpoint": args.which,
+                    "checkpoint_iteration": meta["checkpoint"]["iteration"],
+                    "device": str(device),
+                    "papers": len(dataset.papers),
+                    "candidates": len(index.paper_ids),
+                }
             )
             write_split_metrics(checkpoint / f"results_{split}.json", split, metrics)
             results[split] = metrics
@@ -164,11 +227,14 @@ def run_prefetch(args: argparse.Namespace, write_rankings: bool) -> dict:
 
 
 def main(argv: list[str] | None = None) -> dict:
-    args = build_parser().parse_args(argv)
+    args = parse_args(argv)
     seed_everything(args.seed)
-    if args.command == "train":
-        return run_train(args)
-    return run_prefetch(args, write_rankings=args.command == "prefetch")
+    try:
+        if args.command == "train":
+            return run_train(args)
+        return run_prefetch(args, write_rankings=args.command == "prefetch")
+    except (EmptySplitError, SetupError, FileNotFoundError) as error:
+        raise SystemExit(f"error: {error}") from error
 
 
 if __name__ == "__main__":

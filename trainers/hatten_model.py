@@ -1,9 +1,15 @@
-"""The hierarchical-attention text encoder (HAtten) of Gu et al. (ECIR 2022).
+"""The hierarchical-attention text encoder (HAtten) of Gu et al. (ECIR 2022), as their released code builds it
+(`src/prefetch/model.py` of nianlonggu/Local-Citation-Recommendation).
 
-A paragraph encoder (word embeddings + sinusoidal positions, one transformer encoder layer, multi-head
-attention pooling) turns each paragraph into a vector; a document encoder adds a learned paragraph-type
-embedding (title, abstract, body, local context), runs one transformer layer over the paragraphs and pools
+A paragraph encoder turns each paragraph into a vector: fixed word vectors (GloVe when given; a frozen buffer in
+their code) plus sinusoidal word positions, one post-norm transformer encoder layer, and multi-head pooling
+(Eq. 2 of the paper). A document encoder adds sinusoidal paragraph positions and a learned paragraph-type
+embedding (title 0, abstract 1, body 2, local context 3), runs one transformer layer over the paragraphs and pools
 them the same way. Queries (citing title, abstract, local context) and papers (title, abstract) share it.
+
+Two ways in, with the same result: `forward` takes the padded (documents x paragraphs x words) layout; the
+packed path (`encode_paragraphs` on one paragraph per row, then `combine`) is what embedding and training use,
+because a title padded to the longest abstract in its batch is mostly padding.
 """
 
 from __future__ import annotations
@@ -18,9 +24,8 @@ from torch import nn
 
 from trainers.tokenization import PAD_ID
 
-# Paragraph types: rows of the type embedding. 2 (body text in the original code) is never used here; CONTEXT
-# stays 3 so that saved checkpoints keep their meaning.
-TITLE, ABSTRACT, CONTEXT = 0, 1, 3
+# Paragraph types: rows of the type embedding, the labels of `global_config.cfg`. BODY (2) is never used here.
+TITLE, ABSTRACT, BODY, CONTEXT = 0, 1, 2, 3
 PADDING_PARAGRAPH = 10
 _T = TypeVar("_T")
 
@@ -48,14 +53,18 @@ class HAttenConfig:
     max_seq_len: int = flag_field(512, "Words per paragraph; the rest is cut.")
     max_doc_len: int = 3
     n_para_types: int = 100
-    dropout: float = flag_field(0.1, "Dropout rate.")
+    dropout: float = flag_field(0.1, "Dropout on the output of each attention and feed-forward block.")
+    train_word_vectors: bool = flag_field(
+        False, "Train the word vectors (the paper keeps them fixed; their code holds them in a buffer)."
+    )
 
     def to_dict(self) -> dict:
         return asdict(self)
 
 
 def sinusoidal_positions(length: int, dim: int) -> torch.Tensor:
-    """The fixed positional encoding of Vaswani et al. (2017), shape (length, dim)."""
+    """The fixed positional encoding of Vaswani et al. (2017), shape (length, dim): sin(pos / 10000^(i/dim)) at
+    even i and cos of the same angle at i + 1, as `PositionalEncoding` of the original code."""
     position = torch.arange(length, dtype=torch.float32)[:, None]
     scale = torch.exp(torch.arange(0, dim, 2, dtype=torch.float32) * (-math.log(10000.0) / dim))
     table = torch.zeros(length, dim)
@@ -65,10 +74,11 @@ def sinusoidal_positions(length: int, dim: int) -> torch.Tensor:
 
 
 class MultiHeadPooling(nn.Module):
-    """Attention pooling with one learned query per head: each head scores the positions, averages its slice
-    of the projected values by those weights, and the heads are concatenated and projected."""
+    """Eq. 2 of the paper (`MultiHeadPoolingLayer` of the original code): per head h a score a_jh = w_h . x_j + b_h
+    for every position j, weights alpha_jh = softmax_j(a_jh) over the unpadded positions, values v_j = W_v x_j split
+    into heads, head_h = sum_j alpha_jh v_jh, and the output W_o ReLU([head_1; ...; head_H]) + b_o."""
 
-    def __init__(self, dim: int, num_heads: int, dropout: float) -> None:
+    def __init__(self, dim: int, num_heads: int) -> None:
         super().__init__()
         if dim % num_heads:
             raise ValueError(f"embed_dim {dim} is not divisible by num_heads {num_heads}")
@@ -76,27 +86,31 @@ class MultiHeadPooling(nn.Module):
         self.scores = nn.Linear(dim, num_heads)
         self.values = nn.Linear(dim, dim)
         self.output = nn.Linear(dim, dim)
-        self.dropout = nn.Dropout(dropout)
 
     def forward(self, states: torch.Tensor, padding: torch.Tensor) -> torch.Tensor:
         """states (B, L, D), padding (B, L) True where padded -> (B, D)."""
         batch, length, dim = states.shape
-        scores = self.scores(states).masked_fill(padding[:, :, None], float("-inf"))
-        weights = self.dropout(torch.softmax(scores.float(), dim=1).to(states.dtype))  # (B, L, H)
+        scores = self.scores(states).float().masked_fill(padding[:, :, None], float("-inf"))
+        weights = torch.softmax(scores, dim=1).to(states.dtype)  # (B, L, H)
         values = self.values(states).view(batch, length, self.num_heads, dim // self.num_heads)
         pooled = torch.einsum("blh,blhd->bhd", weights, values).reshape(batch, dim)
-        return self.output(pooled)
+        return self.output(torch.relu(pooled))
 
 
-def _encoder_layer(config: HAttenConfig) -> nn.TransformerEncoder:
+def _encoder(config: HAttenConfig) -> nn.TransformerEncoder:
+    """Post-norm layers with ReLU feed-forward and dropout only on each block's output, as the original
+    `TransformerEncoderLayer` (no dropout on the attention weights nor inside the feed-forward block)."""
     layer = nn.TransformerEncoderLayer(
         config.embed_dim, config.num_heads, config.hidden_dim, config.dropout, batch_first=True
     )
+    layer.self_attn.dropout = 0.0
+    layer.dropout = nn.Identity()
     return nn.TransformerEncoder(layer, config.num_enc_layers, enable_nested_tensor=False)
 
 
 class ParagraphEncoder(nn.Module):
-    """Word ids (B, L) -> paragraph vectors (B, D)."""
+    """Word ids (N, L), one paragraph per row -> paragraph vectors (N, D). A row's vector depends only on its own
+    unpadded words, so rows can be packed by length."""
 
     def __init__(self, config: HAttenConfig, word_vectors: np.ndarray | None = None) -> None:
         super().__init__()
@@ -105,35 +119,50 @@ class ParagraphEncoder(nn.Module):
             if word_vectors.shape != (config.vocab_size, config.embed_dim):
                 raise ValueError(f"word vectors {word_vectors.shape} do not match the config")
             self.embedding.weight.data.copy_(torch.from_numpy(word_vectors))
+        self.embedding.weight.requires_grad_(config.train_word_vectors)
         self.register_buffer("positions", sinusoidal_positions(config.max_seq_len, config.embed_dim), persistent=False)
-        self.scale = math.sqrt(config.embed_dim)
-        self.dropout = nn.Dropout(config.dropout)
-        self.encoder = _encoder_layer(config)
-        self.pooling = MultiHeadPooling(config.embed_dim, config.num_heads, config.dropout)
+        self.encoder = _encoder(config)
+        self.pooling = MultiHeadPooling(config.embed_dim, config.num_heads)
 
     def forward(self, word_ids: torch.Tensor) -> torch.Tensor:
         padding = word_ids == PAD_ID
         padding[:, 0] = False  # an empty paragraph attends to its one pad token instead of to nothing
-        states = self.embedding(word_ids) * self.scale + self.positions[: word_ids.shape[1]]
-        states = self.encoder(self.dropout(states), src_key_padding_mask=padding)
+        states = self.embedding(word_ids) + self.positions[: word_ids.shape[1]]
+        states = self.encoder(states, src_key_padding_mask=padding)
         return self.pooling(states, padding)
 
 
 class HAttenEncoder(nn.Module):
-    """Documents as paragraph word ids (B, P, L) and paragraph types (B, P) -> embeddings (B, D)."""
+    """Documents -> embeddings (B, D): `forward` on padded word ids (B, P, L) and paragraph types (B, P), or
+    `combine` on paragraph vectors (B, P, D) that `encode_paragraphs` computed one row per paragraph."""
 
     def __init__(self, config: HAttenConfig, word_vectors: np.ndarray | None = None) -> None:
         super().__init__()
         self.config = config
         self.paragraphs = ParagraphEncoder(config, word_vectors)
         self.types = nn.Embedding(config.n_para_types, config.embed_dim)
-        self.encoder = _encoder_layer(config)
-        self.pooling = MultiHeadPooling(config.embed_dim, config.num_heads, config.dropout)
+        self.register_buffer(
+            "paragraph_positions", sinusoidal_positions(config.max_doc_len, config.embed_dim), persistent=False
+        )
+        self.encoder = _encoder(config)
+        self.pooling = MultiHeadPooling(config.embed_dim, config.num_heads)
+
+    def encode_paragraphs(self, word_ids: torch.Tensor) -> torch.Tensor:
+        return self.paragraphs(word_ids)
+
+    def combine(self, vectors: torch.Tensor, paragraph_types: torch.Tensor) -> torch.Tensor:
+        """Paragraph vectors (B, P, D) and types (B, P) -> document embeddings (B, D). Paragraphs of the padding
+        type are masked; a document with none but padding keeps its first."""
+        padding = paragraph_types == PADDING_PARAGRAPH
+        padding[:, 0] = padding[:, 0] & ~padding.all(dim=1)
+        states = vectors + self.paragraph_positions[: vectors.shape[1]] + self.types(paragraph_types)
+        states = self.encoder(states, src_key_padding_mask=padding)
+        return self.pooling(states, padding)
 
     def forward(self, word_ids: torch.Tensor, paragraph_types: torch.Tensor) -> torch.Tensor:
         batch, paragraphs, length = word_ids.shape
-        vectors = self.paragraphs(word_ids.view(batch * paragraphs, length)).view(batch, paragraphs, -1)
-        padding = paragraph_types == PADDING_PARAGRAPH
-        padding[:, 0] = padding[:, 0] & ~padding.all(dim=1)
-        states = self.encoder(vectors + self.types(paragraph_types), src_key_padding_mask=padding)
-        return self.pooling(states, padding)
+        vectors = self.paragraphs(word_ids.reshape(batch * paragraphs, length)).view(batch, paragraphs, -1)
+        return self.combine(vectors, paragraph_types)
+
+    def trainable_parameters(self) -> list[nn.Parameter]:
+        return [p for p in self.parameters() if p.requires_grad]

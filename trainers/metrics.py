@@ -12,6 +12,12 @@ RECALL_KS = (5, 10, 20, 50, 100, 200, 500, 1000, 2000)
 RERANK_POOL_SIZES = (100, 200, 500, 1000, 2000)
 
 
+def recall_ks_up_to(pool: int, ks: Sequence[int] = RECALL_KS) -> tuple[int, ...]:
+    """The Ks of `ks` that a ranking of at most `pool` papers can answer: Recall@K for a K beyond the papers
+    ranked (the top-K asked for, or every candidate there is) repeats Recall@pool and is not reported."""
+    return tuple(k for k in ks if k <= pool)
+
+
 def reciprocal_rank(ranking: Sequence[str], relevant: set[str]) -> float:
     """1 / rank of the first relevant paper; 0 when none is ranked."""
     for rank, paper_id in enumerate(ranking, start=1):

@@ -1,5 +1,8 @@
 """Exact nearest-neighbour prefetching: embed every paper, then brute-force top-K by cosine.
 
+Embedding packs one unique paragraph per row in length-sorted batches under a word budget (`embed_documents`),
+under `torch.inference_mode` and, on CUDA with `amp`, float16 autocast.
+
 The search runs as batched matrix products on whatever device holds the embeddings (the GPU when there is
 one), chunked over papers and queries so that 1.7M papers fit: only a (query chunk x paper chunk) block of
 scores exists at a time, and a running top-K is merged chunk by chunk. The citing paper and papers published
@@ -12,10 +15,12 @@ import datetime as dt
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import numpy as np
 import torch
 
-from trainers.documents import Document, encode_documents
+from trainers.documents import Document, encode_documents, encode_packed, pack_documents
 from trainers.hatten_model import HAttenEncoder
+from trainers.runtime import autocast
 from trainers.tokenization import Vocabulary
 
 UNKNOWN_PAPER_DAY = -(2**62)  # a paper without a date is never "after" a query
@@ -26,8 +31,47 @@ def day_number(date: dt.date | None, unknown: int) -> int:
     return date.toordinal() if date is not None else unknown
 
 
-@torch.no_grad()
+def default_token_budget(device: torch.device) -> int:
+    """Words per paragraph-encoder batch (rows x longest row): bounds the attention's memory at about
+    budget x 512 x heads x 4 bytes for 512-word paragraphs (256 MiB on the CPU, 1 GiB on a GPU)."""
+    return 65_536 if device.type == "cuda" else 16_384
+
+
+@torch.inference_mode()
 def embed_documents(
+    model: HAttenEncoder,
+    vocabulary: Vocabulary,
+    documents: Sequence[Document],
+    device: torch.device,
+    *,
+    token_budget: int | None = None,
+    chunk_documents: int = 4096,
+    amp: bool = False,
+    progress: bool = False,
+) -> torch.Tensor:
+    """L2-normalised embeddings (N, D), float32, on `device`.
+
+    Documents are taken `chunk_documents` at a time, so memory holds one chunk's word ids and activations besides
+    the (N, D) result; within a chunk every unique paragraph is encoded once, one per row, in length-sorted batches
+    of at most `token_budget` words (`encode_packed`). Equal, up to float rounding, to `embed_documents_padded`.
+    """
+    from tqdm.auto import tqdm
+
+    model.eval()
+    budget = token_budget or default_token_budget(device)
+    out = torch.empty((len(documents), model.config.embed_dim), dtype=torch.float32, device=device)
+    starts = range(0, len(documents), chunk_documents)
+    for start in tqdm(starts, desc="embed", disable=not progress, unit="chunk"):
+        chunk = documents[start : start + chunk_documents]
+        packed = pack_documents(chunk, vocabulary, model.config.max_doc_len, model.config.max_seq_len)
+        with autocast(device, amp):
+            vectors = encode_packed(model, packed, device, budget)
+        out[start : start + len(chunk)] = torch.nn.functional.normalize(vectors.float(), dim=-1)
+    return out
+
+
+@torch.inference_mode()
+def embed_documents_padded(
     model: HAttenEncoder,
     vocabulary: Vocabulary,
     documents: Sequence[Document],
@@ -35,19 +79,16 @@ def embed_documents(
     *,
     batch_size: int = 256,
     amp: bool = False,
-    progress: bool = False,
 ) -> torch.Tensor:
-    """L2-normalised embeddings (N, D), float32, on `device`."""
-    from tqdm.auto import tqdm
-
+    """The reference (and the code before issue 17): `batch_size` documents at a time in the padded layout, every
+    paragraph padded to the longest paragraph of its batch. Kept for the equality test and the benchmark."""
     model.eval()
     out = []
-    starts = range(0, len(documents), batch_size)
-    for start in tqdm(starts, desc="embed", disable=not progress, unit="batch"):
+    for start in range(0, len(documents), batch_size):
         word_ids, types = encode_documents(
             documents[start : start + batch_size], vocabulary, model.config.max_doc_len, model.config.max_seq_len
         )
-        with torch.autocast(device_type=device.type, dtype=torch.float16, enabled=amp and device.type == "cuda"):
+        with autocast(device, amp):
             vectors = model(word_ids.to(device), types.to(device))
         out.append(torch.nn.functional.normalize(vectors.float(), dim=-1))
     if not out:
@@ -55,7 +96,7 @@ def embed_documents(
     return torch.cat(out)
 
 
-@torch.no_grad()
+@torch.inference_mode()
 def top_k_cosine(
     queries: torch.Tensor,
     papers: torch.Tensor,
@@ -72,6 +113,9 @@ def top_k_cosine(
     excluded for query q when `paper_days > query_days[q]` or its index is `excluded_paper[q]`.
     """
     k = min(k, papers.shape[0])
+    if queries.shape[0] == 0 or k == 0:
+        empty = torch.zeros((queries.shape[0], k), device=papers.device)
+        return empty.float(), empty.long()
     all_scores, all_indices = [], []
     for q0 in range(0, queries.shape[0], query_chunk):
         block = queries[q0 : q0 + query_chunk]
@@ -110,6 +154,27 @@ class PaperIndex:
         days = torch.tensor([day_number(d, UNKNOWN_PAPER_DAY) for d in dates], dtype=torch.long)
         return cls(paper_ids, embeddings, days.to(embeddings.device))
 
+    def search_positions(
+        self,
+        query_embeddings: torch.Tensor,
+        k: int,
+        citing_ids: Sequence[str],
+        citing_dates: Sequence[dt.date | None],
+        query_chunk: int = 1024,
+        paper_chunk: int = 262_144,
+    ) -> np.ndarray:
+        """Positions in `paper_ids` of the top-k papers per query, best first, -1 where fewer than k papers may be
+        returned; never the citing paper nor a paper published after it. int32 (Q, k)."""
+        position = {paper_id: i for i, paper_id in enumerate(self.paper_ids)}
+        device = self.embeddings.device
+        query_days = torch.tensor([day_number(d, UNKNOWN_QUERY_DAY) for d in citing_dates], device=device)
+        excluded = torch.tensor([position.get(c, -1) for c in citing_ids], dtype=torch.long, device=device)
+        scores, indices = top_k_cosine(
+            query_embeddings.to(device), self.embeddings, k, query_days, self.days, excluded, query_chunk, paper_chunk
+        )
+        indices = indices.masked_fill(~torch.isfinite(scores), -1)
+        return indices.to(torch.int32).cpu().numpy()
+
     def search(
         self,
         query_embeddings: torch.Tensor,
@@ -120,15 +185,5 @@ class PaperIndex:
         paper_chunk: int = 262_144,
     ) -> list[list[str]]:
         """The top-k paper ids per query, never the citing paper nor a paper published after it."""
-        position = {paper_id: i for i, paper_id in enumerate(self.paper_ids)}
-        device = self.embeddings.device
-        query_days = torch.tensor([day_number(d, UNKNOWN_QUERY_DAY) for d in citing_dates], device=device)
-        excluded = torch.tensor([position.get(c, -1) for c in citing_ids], dtype=torch.long, device=device)
-        scores, indices = top_k_cosine(
-            query_embeddings.to(device), self.embeddings, k, query_days, self.days, excluded, query_chunk, paper_chunk
-        )
-        valid = torch.isfinite(scores).cpu().tolist()
-        return [
-            [self.paper_ids[i] for i, ok in zip(row, ok_row, strict=True) if ok]
-            for row, ok_row in zip(indices.cpu().tolist(), valid, strict=True)
-        ]
+        positions = self.search_positions(query_embeddings, k, citing_ids, citing_dates, query_chunk, paper_chunk)
+        return [[self.paper_ids[i] for i in row if i >= 0] for row in positions.tolist()]

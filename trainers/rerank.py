@@ -1,14 +1,19 @@
-"""SciBERT reranker jobs: train on HAtten's prefetched candidates, evaluate the two-stage pipeline.
+"""SciBERT reranker jobs: train on prefetched candidates, evaluate the two-stage pipeline.
 
     python -m trainers.hatten prefetch --dataset out/ --checkpoint runs/hatten --split train validation test
     python -m trainers.rerank train    --dataset out/ --prefetched runs/hatten --output runs/rerank
     python -m trainers.rerank evaluate --dataset out/ --prefetched runs/hatten --checkpoint runs/rerank --split test
+    python -m trainers.rerank evaluate --dataset out/ --prefetched runs/bm25 --checkpoint runs/rerank --split test
 
-Training: per query the cited paper and `n_document - 1` negatives drawn from the prefetcher's top
-`rerank_top_k`, triplet loss with margin 0.1, AdamW 1e-5 with weight decay 1e-2 (the original defaults).
-`OUTPUT/last/` is resumable, `OUTPUT/best/` has the best validation Recall@10.
+Training (the authors' src/rerank): per query the cited paper and `n_document - 1` negatives drawn from the
+prefetcher's top `rerank_top_k`, `queries_per_batch` queries a step, triplet loss with margin 0.1 summed over a
+query's negatives, AdamW 1e-5 with weight decay 1e-2, one epoch. `OUTPUT/last/` is resumable, `OUTPUT/best/` has
+the best validation Recall@10. Without hub access pass `--model DIR` from `python -m trainers.tiny_model`.
+
 Evaluation writes `results_rerank_<split>.json`: Recall@10 after reranking the top 100/200/500/1000/2000
-prefetched candidates (the paper's Table 4) and MRR, Recall@K, NDCG@10 of the largest pool.
+prefetched candidates (the paper's Table 4), MRR, Recall@K and NDCG@10 of the largest pool, and the same metrics
+for each pool with the cited paper added where the prefetcher missed it (`_oracle_top<n>`: the protocol of the
+paper's Table 3, run on BM25's candidates with --prefetched runs/bm25).
 """
 
 from __future__ import annotations
@@ -21,10 +26,11 @@ from pathlib import Path
 
 import torch
 
-from trainers.data import SPLITS, CitationDataset, ContextQuery, citing_paper, load_dataset
-from trainers.metrics import RERANK_POOL_SIZES, ranking_metrics, recall_at_k
+from trainers.data import SPLITS, CitationDataset, ContextQuery, EmptySplitError, citing_paper, load_dataset
+from trainers.metrics import RERANK_POOL_SIZES, ndcg_at_k, recall_at_k, recall_ks_up_to, reciprocal_rank
 from trainers.rerank_model import (
     DEFAULT_MODEL,
+    ModelUnavailableError,
     PairEncoder,
     Reranker,
     load_reranker,
@@ -44,15 +50,57 @@ from trainers.runtime import (
     write_split_metrics,
 )
 
+# `--preset smoke`: minutes on two CPU cores with a tiny local model; explicit flags win over it.
+PRESETS: dict[str, dict[str, object]] = {
+    "paper": {},
+    "smoke": {
+        "n_document": 4,
+        "max_length": 128,
+        "max_steps": 200,
+        "learning_rate": 1e-4,
+        "validate_every": 20,
+        "validation_queries": 100,
+        "validation_pool": 20,
+    },
+}
+
 
 def load_prefetched(directory: Path, split: str) -> dict[str, list[str]]:
     path = directory / f"prefetched_{split}.json"
     if not path.is_file():
-        raise SystemExit(f"{path} is missing: run `python -m trainers.hatten prefetch --split {split}` first")
+        raise SystemExit(f"error: {path} is missing: run `python -m trainers.hatten prefetch --split {split}` first")
     return read_json(path)
 
 
 @torch.no_grad()
+def score_candidates(
+    model: Reranker,
+    encoder: PairEncoder,
+    dataset: CitationDataset,
+    query: ContextQuery,
+    candidates: Sequence[str],
+    device: torch.device,
+    *,
+    batch_size: int = 64,
+    amp: bool = False,
+) -> dict[str, float]:
+    """The reranker's score of each candidate for `query`."""
+    model.eval()
+    query_ids = encoder.query_ids(citing_paper(dataset, query), query.context)
+    scores: dict[str, float] = {}
+    for start in range(0, len(candidates), batch_size):
+        chunk = list(candidates[start : start + batch_size])
+        batch = {k: v.to(device) for k, v in encoder.encode(query_ids, [dataset.papers[p] for p in chunk]).items()}
+        with autocast(device, amp):
+            scores.update(zip(chunk, model(**batch).tolist(), strict=True))
+    return scores
+
+
+def by_score(candidates: Sequence[str], scores: dict[str, float]) -> list[str]:
+    """The candidates sorted by score, best first; ties keep their order."""
+    return sorted(candidates, key=lambda p: -scores[p])
+
+
 def rerank(
     model: Reranker,
     encoder: PairEncoder,
@@ -65,16 +113,15 @@ def rerank(
     amp: bool = False,
 ) -> list[str]:
     """The candidates sorted by the reranker's score, best first (ties keep the prefetch order)."""
-    model.eval()
-    query_ids = encoder.query_ids(citing_paper(dataset, query), query.context)
-    scores: list[float] = []
-    for start in range(0, len(candidates), batch_size):
-        papers = [dataset.papers[p] for p in candidates[start : start + batch_size]]
-        batch = {k: v.to(device) for k, v in encoder.encode(query_ids, papers).items()}
-        with autocast(device, amp):
-            scores.extend(model(**batch).tolist())
-    order = sorted(range(len(candidates)), key=lambda i: -scores[i])
-    return [candidates[i] for i in order]
+    scores = score_candidates(model, encoder, dataset, query, candidates, device, batch_size=batch_size, amp=amp)
+    return by_score(candidates, scores)
+
+
+def pool_metrics(ranking: Sequence[str], relevant: set[str], pool: int) -> dict[str, float]:
+    """MRR, Recall@K for K up to `pool`, NDCG@10 of one reranked pool."""
+    metrics = {"mrr": reciprocal_rank(ranking, relevant), "ndcg@10": ndcg_at_k(ranking, relevant, 10)}
+    metrics.update({f"recall@{k}": recall_at_k(ranking, relevant, k) for k in recall_ks_up_to(pool)})
+    return metrics
 
 
 def evaluate_reranking(
@@ -89,28 +136,37 @@ def evaluate_reranking(
     batch_size: int = 64,
     amp: bool = False,
     progress: bool = False,
+    oracle: bool = True,
 ) -> dict[str, float]:
-    """Recall@10 after reranking each pool size of prefetched candidates, full metrics for the largest pool."""
+    """Recall@10 after reranking each pool size of prefetched candidates (Table 4), full metrics of the largest
+    pool and, with `oracle`, of every pool with the cited papers added where missing (Table 3's protocol)."""
     from tqdm.auto import tqdm
 
     largest = max(pool_sizes)
-    results: dict[str, float] = {}
-    reranked_largest: list[list[str]] = []
-    recalls = {n: 0.0 for n in pool_sizes}
+    sums: dict[str, float] = {}
+
+    def add(key: str, value: float) -> None:
+        sums[key] = sums.get(key, 0.0) + value
+
     start = time.perf_counter()
     for query in tqdm(queries, desc="rerank", disable=not progress):
+        relevant = set(query.cited_ids)
         pool = prefetched.get(query.context_id, [])[:largest]
-        scored = rerank(model, encoder, dataset, query, pool, device, batch_size=batch_size, amp=amp)
-        rank = {paper_id: i for i, paper_id in enumerate(scored)}
+        missing = [c for c in query.cited_ids if c in dataset.papers and c not in pool] if oracle else []
+        scores = score_candidates(
+            model, encoder, dataset, query, pool + missing, device, batch_size=batch_size, amp=amp
+        )
         for n in pool_sizes:
-            # reranking the top n alone gives the order of `scored` restricted to those n papers
-            subset = sorted(pool[:n], key=rank.__getitem__)
-            recalls[n] += recall_at_k(subset, set(query.cited_ids), 10)
-        reranked_largest.append(scored)
-    for n in pool_sizes:
-        results[f"recall@10_rerank_top{n}"] = recalls[n] / max(1, len(queries))
-    full = ranking_metrics(reranked_largest, [set(q.cited_ids) for q in queries])
-    results.update({f"{k}_rerank_top{largest}": v for k, v in full.items() if k != "num_queries"})
+            top = pool[:n]
+            add(f"recall@10_rerank_top{n}", recall_at_k(by_score(top, scores), relevant, 10))
+            if oracle:
+                with_cited = top + [c for c in query.cited_ids if c in dataset.papers and c not in top]
+                for key, value in pool_metrics(by_score(with_cited, scores), relevant, n).items():
+                    add(f"{key}_oracle_top{n}", value)
+        for key, value in pool_metrics(by_score(pool, scores), relevant, largest).items():
+            if key != "recall@10":  # counted above as Table 4's entry for the largest pool
+                add(f"{key}_rerank_top{largest}", value)
+    results = {key: value / max(1, len(queries)) for key, value in sums.items()}
     results["num_queries"] = float(len(queries))
     results["rerank_seconds_per_query"] = (time.perf_counter() - start) / max(1, len(queries))
     return results
@@ -119,27 +175,49 @@ def evaluate_reranking(
 def training_candidates(
     query: ContextQuery, prefetched: Sequence[str], rerank_top_k: int, n_document: int, rng: random.Random
 ) -> list[str]:
-    """The cited paper first, then negatives drawn from the prefetcher's top `rerank_top_k`."""
+    """The cited paper first, then up to `n_document - 1` negatives drawn without replacement from the
+    prefetcher's top `rerank_top_k` (never a cited paper nor the citing one)."""
     cited = rng.choice(query.cited_ids)
     pool = [p for p in prefetched[:rerank_top_k] if p not in query.cited_ids and p != query.citing_id]
     return [cited, *rng.sample(pool, min(n_document - 1, len(pool)))]
 
 
-def build_parser() -> argparse.ArgumentParser:
+def _add_preset_flag(parser: argparse.ArgumentParser, what: str) -> None:
+    parser.add_argument(
+        "--preset",
+        choices=sorted(PRESETS),
+        default="paper",
+        help=f"paper: the published settings (default); smoke: {what}. Explicit flags override the preset.",
+    )
+
+
+def build_parser(preset: str = "paper") -> argparse.ArgumentParser:
+    """The command line; `preset` sets the train defaults (`parse_args` reads it from the arguments first)."""
     parser = argparse.ArgumentParser(
         prog="python -m trainers.rerank", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     commands = parser.add_subparsers(dest="command", required=True)
     train = commands.add_parser("train", help="Fine-tune the reranker.", description="Fine-tune the reranker.")
     add_common_flags(train)
+    _add_preset_flag(train, "4 documents a query, 128 tokens, at most 200 steps")
     train.add_argument("--prefetched", required=True, help="Directory with prefetched_train.json (and _validation).")
     train.add_argument("--output", required=True, help="Checkpoint directory (last/ and best/ inside).")
     train.add_argument(
-        "--model", default=DEFAULT_MODEL, help=f"Hub id or local path of the BERT (default {DEFAULT_MODEL})."
+        "--model",
+        default=DEFAULT_MODEL,
+        help=f"Hub id or local directory of the BERT (default {DEFAULT_MODEL}); without hub access build one with "
+        "`python -m trainers.tiny_model`.",
     )
     train.add_argument("--epochs", type=int, default=1, help="Passes over the training queries (default 1).")
     train.add_argument("--max_steps", type=int, default=0, help="Stop after this many steps (0: no limit).")
-    train.add_argument("--n_document", type=int, default=10, help="Documents per query: 1 cited + negatives (10).")
+    train.add_argument(
+        "--n_document",
+        type=int,
+        default=32,
+        help="Documents per query: 1 cited + n_document - 1 negatives (32, RerankDataset's default; the authors' "
+        "released config: 10).",
+    )
+    train.add_argument("--queries_per_batch", type=int, default=1, help="Queries per step (n_query_per_batch, 1).")
     train.add_argument("--rerank_top_k", type=int, default=2000, help="K_r: negatives come from the top K_r (2000).")
     train.add_argument("--learning_rate", type=float, default=1e-5, help="AdamW learning rate (1e-5).")
     train.add_argument("--weight_decay", type=float, default=1e-2, help="AdamW weight decay (1e-2).")
@@ -149,6 +227,7 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--validation_queries", type=int, default=1000, help="Validation queries used (1000).")
     train.add_argument("--validation_pool", type=int, default=100, help="Prefetched candidates reranked (100).")
     train.add_argument("--no_resume", action="store_true", help="Start afresh even when OUTPUT/last exists.")
+    train.set_defaults(**PRESETS.get(preset, {}))
     evaluate = commands.add_parser(
         "evaluate", help="Evaluate prefetch + rerank.", description="Recall@10 after reranking top-N prefetched."
     )
@@ -157,9 +236,35 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--checkpoint", required=True, help="A reranker directory (OUTPUT/best) or OUTPUT itself.")
     evaluate.add_argument("--split", nargs="+", default=["test"], choices=SPLITS, help="Query splits.")
     evaluate.add_argument("--pool_sizes", type=int, nargs="+", default=list(RERANK_POOL_SIZES), help="Top-N to rerank.")
+    evaluate.add_argument(
+        "--no_oracle", action="store_true", help="Skip the pools with the cited paper added (Table 3's protocol)."
+    )
     evaluate.add_argument("--batch_size", type=int, default=64, help="Pairs scored per forward pass.")
     evaluate.add_argument("--max_length", type=int, default=512, help="Tokens per query-candidate pair (512).")
     return parser
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    first = argparse.ArgumentParser(add_help=False)
+    first.add_argument("--preset", default="paper")
+    return build_parser(first.parse_known_args(argv)[0].preset).parse_args(argv)
+
+
+def encode_batch(
+    encoder: PairEncoder, dataset: CitationDataset, batch: Sequence[tuple[ContextQuery, list[str]]]
+) -> dict[str, torch.Tensor]:
+    """Every (query, candidate) pair of a step, padded to the longest: rows query by query, cited first."""
+    parts = []
+    for query, candidates in batch:
+        query_ids = encoder.query_ids(citing_paper(dataset, query), query.context)
+        parts.append(encoder.encode(query_ids, [dataset.papers[p] for p in candidates]))
+    width = max(part["input_ids"].shape[1] for part in parts)
+    pad = {"input_ids": encoder.tokenizer.pad_token_id, "attention_mask": 0, "token_type_ids": 0}
+    padded = {
+        key: [torch.nn.functional.pad(p[key], (0, width - p[key].shape[1]), value=pad[key]) for p in parts]
+        for key in pad
+    }
+    return {key: torch.cat(tensors) for key, tensors in padded.items()}
 
 
 def run_train(args: argparse.Namespace) -> dict:
@@ -169,6 +274,9 @@ def run_train(args: argparse.Namespace) -> dict:
     dataset = load_dataset(args.dataset, args.context_field)
     prefetched_dir = Path(args.prefetched)
     train_prefetched = load_prefetched(prefetched_dir, "train")
+    train = [q for q in dataset.split_queries("train", "reranker training") if q.context_id in train_prefetched]
+    if not train:
+        raise EmptySplitError(f"{prefetched_dir / 'prefetched_train.json'} has none of the training contexts")
     validation = dataset.queries.get("validation") or []
     validation_prefetched = load_prefetched(prefetched_dir, "validation") if validation else {}
     output = Path(args.output)
@@ -187,8 +295,8 @@ def run_train(args: argparse.Namespace) -> dict:
         step, best_score, history = state["step"], state["best_score"], state["history"]
         rng.setstate(state["python_rng"])
         set_rng_state(state["rng"])
-    train = [q for q in dataset.queries["train"] if q.context_id in train_prefetched]
-    schedule = [q for _ in range(args.epochs) for q in rng.sample(train, len(train))]
+    order = [q for _ in range(args.epochs) for q in random.Random(args.seed).sample(train, len(train))]
+    schedule = [order[i : i + args.queries_per_batch] for i in range(0, len(order), args.queries_per_batch)]
     if args.max_steps:
         schedule = schedule[: args.max_steps]
     validation = validation[: args.validation_queries]
@@ -207,6 +315,7 @@ def run_train(args: argparse.Namespace) -> dict:
                 device,
                 pool_sizes=[args.validation_pool],
                 amp=args.amp,
+                oracle=False,
             )
             record["validation_recall@10"] = metrics[f"recall@10_rerank_top{args.validation_pool}"]
             if record["validation_recall@10"] >= best_score:
@@ -228,19 +337,21 @@ def run_train(args: argparse.Namespace) -> dict:
         write_json(output / "train_history.json", history)
 
     bar = tqdm(schedule[step:], desc="rerank", disable=args.no_progress, initial=step, total=len(schedule))
-    for query in bar:
+    for queries in bar:
         model.train()
-        candidates = training_candidates(
-            query, train_prefetched[query.context_id], args.rerank_top_k, args.n_document, rng
-        )
-        if len(candidates) < 2:
+        batch = [
+            (q, training_candidates(q, train_prefetched[q.context_id], args.rerank_top_k, args.n_document, rng))
+            for q in queries
+        ]
+        width = min(len(candidates) for _, candidates in batch)  # a short prefetch list shortens the step's rows
+        if width < 2:
             step += 1
             continue
-        query_ids = encoder.query_ids(citing_paper(dataset, query), query.context)
-        batch = {k: v.to(device) for k, v in encoder.encode(query_ids, [dataset.papers[p] for p in candidates]).items()}
+        batch = [(q, candidates[:width]) for q, candidates in batch]
         with autocast(device, args.amp):
-            scores = model(**batch)
-        loss = rerank_triplet_loss(scores[:1], scores[None, 1:], args.margin)
+            scores = model(**{k: v.to(device) for k, v in encode_batch(encoder, dataset, batch).items()})
+        scores = scores.view(len(batch), width)
+        loss = rerank_triplet_loss(scores[:, 0], scores[:, 1:], args.margin)
         optimizer.zero_grad(set_to_none=True)
         scaler.scale(loss).backward()
         scaler.step(optimizer)
@@ -262,34 +373,46 @@ def run_evaluate(args: argparse.Namespace) -> dict:
     checkpoint = Path(args.checkpoint)
     if (checkpoint / "best" / "head.pt").is_file():
         checkpoint = checkpoint / "best"
+    if not (checkpoint / "head.pt").is_file():
+        raise SystemExit(f"error: {args.checkpoint} holds no trained reranker (best/head.pt): run `rerank train`")
     model, tokenizer = load_reranker(checkpoint, device)
     encoder = PairEncoder(tokenizer, args.max_length)
     dataset = load_dataset(args.dataset, args.context_field)
     results = {}
     for split in args.split:
+        queries = dataset.split_queries(split, "reranker evaluation")
         prefetched = load_prefetched(Path(args.prefetched), split)
         metrics = evaluate_reranking(
             model,
             encoder,
             dataset,
-            dataset.queries[split],
+            queries,
             prefetched,
             device,
             pool_sizes=args.pool_sizes,
             batch_size=args.batch_size,
             amp=args.amp,
             progress=not args.no_progress,
+            oracle=not args.no_oracle,
         )
-        metrics.update({"split": split, "device": str(device)})
-        write_split_metrics(Path(args.checkpoint) / f"results_rerank_{split}.json", split, metrics)
+        metrics.update({"split": split, "device": str(device), "prefetched": str(args.prefetched)})
+        shown = [k for k in metrics if k.startswith("recall@10_") or k.startswith("mrr_")]
+        write_split_metrics(Path(args.checkpoint) / f"results_rerank_{split}.json", split, metrics, shown)
         results[split] = metrics
     return results
 
 
 def main(argv: list[str] | None = None) -> dict:
-    args = build_parser().parse_args(argv)
+    args = parse_args(argv)
     seed_everything(args.seed)
-    return run_train(args) if args.command == "train" else run_evaluate(args)
+    if args.no_progress:
+        from transformers.utils import logging as transformers_logging
+
+        transformers_logging.disable_progress_bar()
+    try:
+        return run_train(args) if args.command == "train" else run_evaluate(args)
+    except (ModelUnavailableError, EmptySplitError) as error:
+        raise SystemExit(f"error: {error}") from error
 
 
 if __name__ == "__main__":

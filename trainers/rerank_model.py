@@ -1,15 +1,21 @@
 """The SciBERT reranker: `[CLS] citing title + abstract + local context [SEP] candidate title + abstract [SEP]`,
-the [CLS] vector through a linear layer and a sigmoid, trained with a triplet loss.
+the [CLS] vector through a ReLU, a linear layer and a sigmoid (`Scorer` of the authors' src/rerank/model.py),
+trained with a triplet loss.
 
-The model is a hub id or a local directory (`allenai/scibert_scivocab_uncased` by default). The citation
-markers are added to the tokenizer as special tokens by one function, `add_marker_tokens`, used in training
-and in inference alike, so `TARGETCIT` is one token, never lower-cased or split into word pieces.
+The model is a hub id or a local directory (`allenai/scibert_scivocab_uncased` by default; `python -m
+trainers.tiny_model` builds a small local one). `resolve_model` decides before anything is downloaded: a local
+directory must hold a config, a hub id must be in the local cache or the hub reachable, else one line says what
+to do. The citation markers are added to the tokenizer as special tokens by one function, `add_marker_tokens`,
+used in training and in inference alike, so `TARGETCIT` is one token, never lower-cased or split into word pieces.
 """
 
 from __future__ import annotations
 
+import os
+import socket
 from collections.abc import Sequence
 from pathlib import Path
+from urllib.parse import urlparse
 
 import torch
 from torch import nn
@@ -18,6 +24,48 @@ from trainers.data import PaperText
 
 DEFAULT_MODEL = "allenai/scibert_scivocab_uncased"
 MARKER_TOKENS = ("TARGETCIT", "OTHERCIT")
+
+
+class ModelUnavailableError(RuntimeError):
+    """The reranker's model is neither a usable local directory nor a hub id that can be had now."""
+
+
+def hub_offline() -> bool:
+    return os.environ.get("HF_HUB_OFFLINE", "").strip().upper() in {"1", "ON", "YES", "TRUE"}
+
+
+def hub_reachable(endpoint: str, timeout: float = 3.0) -> bool:
+    """Whether a TCP connection to the hub's host opens within `timeout` seconds (no request is made)."""
+    url = urlparse(endpoint)
+    try:
+        with socket.create_connection((url.hostname or "huggingface.co", url.port or 443), timeout=timeout):
+            return True
+    except OSError:
+        return False
+
+
+def resolve_model(name: str | Path) -> tuple[str, bool]:
+    """(what to pass to `from_pretrained`, whether to load from local files only), or a `ModelUnavailableError`
+    with one line that says why and what to do, raised before any download is tried."""
+    path = Path(name)
+    build = "build a local one with `python -m trainers.tiny_model --dataset DATASET --output DIR`, then --model DIR"
+    if path.is_dir():
+        if not (path / "config.json").is_file():
+            raise ModelUnavailableError(f"{path} holds no config.json, so it is no saved model; {build}")
+        return str(path), True
+    if str(name).startswith((".", "/", "~")) or str(name).count("/") > 1:
+        raise ModelUnavailableError(f"{name}: no such directory; {build}")
+    from huggingface_hub import constants, try_to_load_from_cache
+
+    if isinstance(try_to_load_from_cache(str(name), "config.json"), str):
+        return str(name), True
+    if hub_offline():
+        raise ModelUnavailableError(f"{name} is not in the local cache and the hub is off (HF_HUB_OFFLINE=1); {build}")
+    if not hub_reachable(constants.ENDPOINT):
+        raise ModelUnavailableError(
+            f"{name} is not in the local cache and {constants.ENDPOINT} cannot be reached; {build}"
+        )
+    return str(name), False
 
 
 def add_marker_tokens(tokenizer) -> int:
@@ -30,7 +78,7 @@ def add_marker_tokens(tokenizer) -> int:
 
 
 class Reranker(nn.Module):
-    """A BERT encoder with a linear scoring head on [CLS]; scores lie in (0, 1)."""
+    """A BERT encoder with a scoring head on [CLS], sigmoid(w . ReLU(h_CLS) + b); scores lie in (0, 1)."""
 
     def __init__(self, encoder: nn.Module) -> None:
         super().__init__()
@@ -41,7 +89,7 @@ class Reranker(nn.Module):
         self, input_ids: torch.Tensor, attention_mask: torch.Tensor, token_type_ids: torch.Tensor
     ) -> torch.Tensor:
         states = self.encoder(input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids)
-        return torch.sigmoid(self.head(states.last_hidden_state[:, 0]).squeeze(-1).float())
+        return torch.sigmoid(self.head(torch.relu(states.last_hidden_state[:, 0])).squeeze(-1).float())
 
 
 def load_reranker(model_name_or_path: str | Path, device: torch.device) -> tuple[Reranker, object]:
@@ -51,9 +99,10 @@ def load_reranker(model_name_or_path: str | Path, device: torch.device) -> tuple
     """
     from transformers import AutoModel, AutoTokenizer
 
-    tokenizer = AutoTokenizer.from_pretrained(str(model_name_or_path))
+    source, local_only = resolve_model(model_name_or_path)
+    tokenizer = AutoTokenizer.from_pretrained(source, local_files_only=local_only)
     add_marker_tokens(tokenizer)
-    encoder = AutoModel.from_pretrained(str(model_name_or_path))
+    encoder = AutoModel.from_pretrained(source, local_files_only=local_only)
     if encoder.get_input_embeddings().num_embeddings < len(tokenizer):
         encoder.resize_token_embeddings(len(tokenizer))
     model = Reranker(encoder)
@@ -119,5 +168,6 @@ class PairEncoder:
 
 
 def rerank_triplet_loss(positive: torch.Tensor, negatives: torch.Tensor, margin: float = 0.1) -> torch.Tensor:
-    """mean over negatives of max(0, s(d-) - s(d+) + margin); positive (B,), negatives (B, N)."""
-    return torch.relu(negatives - positive[:, None] + margin).mean()
+    """The authors' reranker `TripletLoss`: per query the sum over its negatives of max(0, s(d-) - s(d+) + margin),
+    averaged over queries; positive (B,), negatives (B, N)."""
+    return torch.relu(negatives - positive[:, None] + margin).sum(dim=1).mean()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import random
+from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
 
@@ -49,10 +50,11 @@ def read_json(path: Path) -> object:
     return json.loads(path.read_text(encoding="utf-8"))
 
 
-def write_split_metrics(path: Path, split: str, metrics: dict) -> None:
-    """One split's results as JSON at `path`, and its numbers on one line of the terminal."""
+def write_split_metrics(path: Path, split: str, metrics: dict, shown: Sequence[str] | None = None) -> None:
+    """One split's results as JSON at `path`, and its numbers (those named in `shown`, or all) on one line."""
     write_json(path, metrics)
-    print(f"{split}: " + ", ".join(f"{k}={v:.4f}" for k, v in metrics.items() if isinstance(v, float)))
+    keys = [k for k in (shown if shown is not None else metrics) if isinstance(metrics.get(k), float)]
+    print(f"{split}: " + ", ".join(f"{k}={metrics[k]:.4f}" for k in keys) + f" ({path})")
 
 
 def rng_state() -> dict:

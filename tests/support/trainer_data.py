@@ -1,0 +1,48 @@
+"""Small in-memory datasets for the trainer tests: papers on distinct topics and contexts that name the topic of
+the paper they cite, so that a few training steps can learn something and nothing needs Beam."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from trainers.data import CitationDataset, ContextQuery, PaperText
+
+TOPICS = (
+    "graph spectra",
+    "protein folding",
+    "speech recognition",
+    "machine translation",
+    "image segmentation",
+    "citation networks",
+    "reinforcement learning",
+    "topic models",
+    "query expansion",
+    "dependency parsing",
+    "galaxy clusters",
+    "quantum circuits",
+)
+
+
+def topical_dataset(train_per_paper: int = 2, validation_per_paper: int = 1, train: bool = True) -> CitationDataset:
+    """12 papers of 2020 (one topic each), citing papers of 2021 that cite them, contexts naming the topic."""
+    papers = {}
+    for i, topic in enumerate(TOPICS):
+        papers[f"p{i}"] = PaperText(
+            f"p{i}",
+            f"Advances in {topic}",
+            f"We study {topic} with method {i % 3} on data {i % 4}.",
+            dt.date(2020, 1, 1),
+        )
+    for i in range(4):
+        papers[f"c{i}"] = PaperText(f"c{i}", f"A survey number {i}", "We survey several fields.", dt.date(2021, 1, 1))
+    queries: dict[str, list[ContextQuery]] = {"train": [], "validation": [], "test": []}
+    counts = {"train": train_per_paper if train else 0, "validation": validation_per_paper, "test": 1}
+    for split, count in counts.items():
+        for i, topic in enumerate(TOPICS):
+            for n in range(count):
+                citing = f"c{(i + n) % 4}"
+                context = f"earlier work on {topic} TARGETCIT is relevant here ({split} {n})"
+                queries[split].append(
+                    ContextQuery(f"{split}-{i}-{n}", citing, context, (f"p{i}",), dt.date(2021, 1, 1))
+                )
+    return CitationDataset(papers, queries, frozenset(f"p{i}" for i in range(len(TOPICS))))
