@@ -144,6 +144,9 @@ class Paper(_KnownByIdentifiers):
     s2_corpus_id: str | None = None
     other_ids: tuple[str, ...] = ()
     in_pool: bool = True  # a candidate under the run's recipe (`papers/`); False: there only as a citing paper
+    # the S2 paper ids of the works it cites, where the database lists them (S2ORC metadata's `outbound_citations`):
+    # CitationR tells a submission's already cited papers from them when its own full text is not given
+    outbound_s2_ids: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

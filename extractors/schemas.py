@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
 SPLITS = ("train", "validation", "test")
 
-SCHEMA_VERSION = "2"
+SCHEMA_VERSION = "3"
 """The version of the tables' columns below, stamped in stats.json, the dataset card and manifest.json.
 
 Bump it (a whole number) on any change of a table's columns: a column added, removed, renamed or retyped, or its
@@ -182,6 +182,7 @@ CANDIDATES_SCHEMA = pa.schema(
         pa.field("doi", pa.string()),
         pa.field("arxiv_id", pa.string()),
         pa.field("role", pa.string(), nullable=False),  # positive | extension | unresolved_title
+        pa.field("query_ids", pa.list_(pa.string())),  # the queries it is a candidate of
     ]
 )
 

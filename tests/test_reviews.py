@@ -430,3 +430,96 @@ def test_method_names_with_their_venue_are_mentions_that_need_a_strong_cue():
     assert [(m.kind, m.year) for m in mentions[:2]] == [(RECOMMENDED, 2021), (RECOMMENDED, 2022)]
     assert [m.kind for m in mentions[2:]] == [DISCUSSED, DISCUSSED]
     assert mentions[3].title == "Effective Model Sparsification by Scheduled Grow-and-Prune Methods"
+
+
+# ------------------------------------------------------------------------------- issue 19: general mechanisms
+
+
+def _recommended(text: str) -> list[str]:
+    return [m.title for m in extract_review_mentions(clean_review_text(text)) if m.kind == RECOMMENDED and m.title]
+
+
+def test_a_list_item_is_judged_by_the_line_that_leads_into_the_list():
+    text = (
+        "- In the related work section, several recent works are missed, for instance:\n"
+        '  - von Kugelgen et al, "Self-Supervised Learning with Data Augmentations Provably Isolates Content", NeurIPS\n'
+        '  - Brehmer et al, "Weakly supervised causal representation learning"\n'
+        '  - Ahuja et al, "Interventional Causal Representation Learning"\n'
+    )
+    assert _recommended(text) == [
+        "Self-Supervised Learning with Data Augmentations Provably Isolates Content",
+        "Weakly supervised causal representation learning",
+        "Interventional Causal Representation Learning",
+    ]
+
+
+def test_a_sentence_hard_wrapped_over_lines_is_read_whole():
+    text = (
+        "- mentions of closely related work, but with no deeper discussion on comparing the approaches,\n"
+        "  or direct experimental comparisons\n"
+        '  as well as "A Scalable Approach to Control Diverse Behaviors for Physically Simulated Characters"\n'
+    )
+    assert _recommended(text) == [
+        "A Scalable Approach to Control Diverse Behaviors for Physically Simulated Characters"
+    ]
+
+
+def test_quotes_in_single_and_doubled_single_quotes_and_lower_case_titles_after_a_work_lead_in():
+    assert _recommended(
+        "Please add a discussion (e.g. in related work) with ''Visual Chain-of-Thought Diffusion Models''."
+    ) == ["Visual Chain-of-Thought Diffusion Models"]
+    assert _recommended(
+        "It would be better to discuss related works like 'Noisy Correspondence Learning with Meta Similarity'."
+    ) == ["Noisy Correspondence Learning with Meta Similarity"]
+    lower = 'The authors should compare their methods with the idea in "Low latency end-to-end streaming speech recognition".'
+    assert _recommended(lower) == ["Low latency end-to-end streaming speech recognition"]
+    # a quoted phrase that is a clause, or follows no word for a work, is no title
+    assert _recommended('- Pioneering work is not necessarily equivalent to "using all the GPUs on the cluster".') == []
+
+
+def test_title_lines_under_a_lead_in_are_reference_entries_but_headings_are_not():
+    text = (
+        "A few works leverage CLIP for VLN or VN tasks.\n"
+        "CLIP-Nav: Using CLIP for Zero-Shot Vision-and-Language Navigation\n"
+        "These works can be adopted for comparison.\n\n"
+        "Some other points:\nMinor Comments And Typos\n"
+    )
+    assert _recommended(text) == ["CLIP-Nav: Using CLIP for Zero-Shot Vision-and-Language Navigation"]
+
+
+def test_references_written_inside_sentences_and_in_brackets():
+    inline = (
+        "There is some related work that should be cited. For example Cen, J., Yun, P., Cai, J., Liu, M.: Open-set 3d "
+        "object detection. 3DV, 2021. Or Wong, K., Wang, S., Urtasun, R.: Identifying unknown instances for "
+        "autonomous driving. In: CoRL. PMLR (2020)."
+    )
+    found = [(m.title, m.kind) for m in extract_review_mentions(inline)]
+    # the second string is found, but "Or ..." carries no cue of its own and its sentence before asks nothing
+    assert found == [
+        ("Open-set 3d object detection", RECOMMENDED),
+        ("Identifying unknown instances for autonomous driving", DISCUSSED),
+    ]
+    bracket = (
+        "This was shown before, please discuss [Wang et al. 2021, Off-Policy Multi-Agent Decomposed Policy Gradients]."
+    )
+    assert _recommended(bracket) == ["Off-Policy Multi-Agent Decomposed Policy Gradients"]
+    link = "Missing a discussion of a highly related paper: Decentralized Training of Foundation Models (https://arxiv.org/abs/2206.01288)"
+    found = [m for m in extract_review_mentions(link) if m.kind == RECOMMENDED]
+    assert [(m.title, m.arxiv_id) for m in found] == [("Decentralized Training of Foundation Models", "2206.01288")]
+
+
+def test_acronym_expansions_that_describe_rather_than_name_are_no_titles():
+    text = (
+        "The paper should discuss CER (Competitive experience replay). It uses TD3 (an improved variant of DDPG) and "
+        "compares with AnyBurl (the single one baseline authors considered other than the original NeuralLP)."
+    )
+    assert _recommended(text) == ["Competitive experience replay"]
+
+
+def test_a_sentence_giving_an_example_of_missing_work_recommends_it():
+    text = (
+        "The novelty is limited as there are a number of works that have a similar approach in combining NAS and SSL. "
+        "A preprint titled \u2018CSNAS: Contrastive Self-supervised Learning Neural Architecture Search\u2019 "
+        "(https://arxiv.org/abs/2102.10557) is one of the examples."
+    )
+    assert _recommended(text) == ["CSNAS: Contrastive Self-supervised Learning Neural Architecture Search"]

@@ -326,10 +326,11 @@ def test_the_card_links_every_plot_and_stats_keeps_the_numbers():
 
 # ------------------------------------------------------------------------------------------------ versions
 
-SCHEMA_FINGERPRINTS = {"2": "0fd3e5526f98be81"}
+SCHEMA_FINGERPRINTS = {"2": "0fd3e5526f98be81", "3": "69cafef5fb5d30ee"}
 """Every SCHEMA_VERSION's fingerprint of the tables' columns. A change of columns changes the fingerprint: bump
 extractors.schemas.SCHEMA_VERSION and add the new version's fingerprint here. ("2" was 2621c50e93d0090c over the
-ArSyTa tables alone, before the CitationR tables' unchanged schemas moved into extractors/schemas.py.)"""
+ArSyTa tables alone, before the CitationR tables' unchanged schemas moved into extractors/schemas.py; "3" adds the CitationR
+candidates' `query_ids`.)"""
 
 
 def schema_fingerprint() -> str:
@@ -362,7 +363,7 @@ def test_dataset_version_is_the_package_version_and_the_recipe():
 
 def test_versions_are_the_same_in_stats_card_and_manifest(tmp_path):
     stats = stats_for("acl200")
-    assert stats["versions"] == {"dataset_version": "9.8.7+acl200", "schema_version": "2", "citrec_version": "9.8.7"}
+    assert stats["versions"] == {"dataset_version": "9.8.7+acl200", "schema_version": "3", "citrec_version": "9.8.7"}
     card = dataset_card(stats)
     assert "- dataset version: `9.8.7+acl200` (citrec 9.8.7, recipe `acl200`)" in card
     assert f"- schema version: `{schemas.SCHEMA_VERSION}`" in card
@@ -370,7 +371,7 @@ def test_versions_are_the_same_in_stats_card_and_manifest(tmp_path):
     staging.mkdir(parents=True)
     (staging / "stats.json").write_text(json.dumps(stats))
     manifest = commit_output(str(tmp_path / "out"), "citrec arsyta", stats["options"])
-    assert (manifest["dataset_version"], manifest["schema_version"]) == ("9.8.7+acl200", "2")
+    assert (manifest["dataset_version"], manifest["schema_version"]) == ("9.8.7+acl200", "3")
     assert json.loads((tmp_path / "out" / "manifest.json").read_text())["dataset_version"] == "9.8.7+acl200"
     # a run whose stats.json stamps no versions gets none in its manifest
     (tmp_path / "bare" / STAGING).mkdir(parents=True)

@@ -157,6 +157,7 @@ def paper_from_metadata(record: Any) -> Paper | PaperAbstract:
                 for name, kind in _S2ORC_OTHER_IDS
                 for value in (as_identifier(record.get(name), name) or "").split(",")
             ),
+            outbound_s2_ids=as_texts(record.get("outbound_citations"), "outbound_citations", split=_one),
         )
     if "corpusid" in record:
         return s2ag_metadata_record(record)
@@ -187,4 +188,5 @@ def merge_papers(papers: list[Paper]) -> Paper:
     if values["date"] is not None:
         values["year"] = values["date"].year
     values["other_ids"] = other_id_keys(key for p in ordered for key in p.other_ids)  # every record's, not the first
+    values["outbound_s2_ids"] = next((p.outbound_s2_ids for p in ordered if p.outbound_s2_ids), ())
     return Paper(paper_id=first.paper_id, source=first.source, **values)

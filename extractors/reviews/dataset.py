@@ -27,7 +27,7 @@ class CitationrConfig:
     train_fraction: float = 0.8
     validation_fraction: float = 0.1
     split_seed: int = 0
-    candidate_years: int = 0  # 0: no candidate extension; CitationR used 3
+    candidate_years: int = 0  # 0: no candidate extension; else the window around a recommended paper's year
 
     def cut_points(self) -> tuple[float, float]:
         return self.train_fraction, self.train_fraction + self.validation_fraction
@@ -106,16 +106,42 @@ def build_query(
     )
 
 
-def title_only_candidate(paper_id: str, titles: Iterable[str | None]) -> Candidate:
+def title_only_candidate(paper_id: str, titles: Iterable[str | None], query_ids: Iterable[str] = ()) -> Candidate:
     """The candidate of a positive known only by its title: the first of its titles in order."""
     named = sorted(t for t in titles if t)
-    return candidate(Paper(paper_id=paper_id, title=named[0] if named else None, source="review"), "unresolved_title")
+    paper = Paper(paper_id=paper_id, title=named[0] if named else None, source="review")
+    return candidate(paper, "unresolved_title", query_ids)
 
 
-def candidate(paper: Paper, role: str) -> Candidate:
-    """A database paper as a candidate: its own fields, and its `role`."""
-    own = {field.name: getattr(paper, field.name) for field in fields(Candidate) if field.name != "role"}
-    return Candidate(**own, role=role)
+def candidate(paper: Paper, role: str, query_ids: Iterable[str] = ()) -> Candidate:
+    """A database paper as a candidate: its own fields, its `role` and the queries it is a candidate of."""
+    own = {
+        field.name: getattr(paper, field.name) for field in fields(Candidate) if field.name not in ("role", "query_ids")
+    }
+    return Candidate(**own, role=role, query_ids=tuple(sorted(set(query_ids))))
+
+
+# Candidate extension (CitationR's "extended" version, RMC's `data/extended`): for each query, the database papers
+# published around the years of the papers its reviewers recommend, in their categories. A paper is an extension
+# candidate of query q when it shares a category with a resolved positive r of q and was published at most
+# `candidate_years` years before or after r, and not after q's own year (a submission cannot have cited a later
+# paper). Joined by (category, year) buckets: `extension_keys` of each positive, `bucket_keys` of each paper.
+
+
+def extension_keys(positive: Paper, query_year: int | None, years: int) -> list[str]:
+    """The (category, year) buckets a resolved positive opens for its query; none without a year or category, or
+    when the extension is off (`years` 0)."""
+    if years <= 0 or positive.year is None or not positive.categories:
+        return []
+    last = positive.year + years if query_year is None else min(positive.year + years, query_year)
+    return [f"{c}\x1f{y}" for c in sorted(set(positive.categories)) for y in range(positive.year - years, last + 1)]
+
+
+def bucket_keys(paper: Paper) -> list[str]:
+    """The (category, year) buckets a database paper is in."""
+    if paper.year is None:
+        return []
+    return [f"{c}\x1f{paper.year}" for c in sorted(set(paper.categories))]
 
 
 FUNNEL_KEYS = (
@@ -126,6 +152,9 @@ FUNNEL_KEYS = (
     "reviews_dead_lettered",
     "submissions",
     "submissions_with_bibliography",
+    "submissions_reviewed",
+    "submissions_cited_known",
+    "submissions_cited_undecided",
     "reviews_with_mentions",
     "mentions",
     "mentions_kind:recommended",
@@ -159,8 +188,39 @@ def build_stats(tallies: Mapping[str, int], options: Mapping) -> dict:
         "mention_sources": assembly.counts_under(tallies, "mentions"),
         "decisions": assembly.counts_under(tallies, "reason"),
         "dead_letters": assembly.counts_under(tallies, "dead"),
+        "already_cited": already_cited_stats(tallies),
+        "candidates": assembly.counts_under(tallies, "candidates"),
+        "grobid": assembly.counts_starting(tallies, ("grobid_", "reviewer_references_")),
         "options": dict(options),
     }
+
+
+def already_cited_stats(tallies: Mapping[str, int]) -> dict[str, object]:
+    """Whether the run could tell `already_cited` from `recommended`: the reviewed submissions whose own references
+    were known (and from where), those undecided, and the recommended mentions of undecided submissions (which
+    may be papers the submission already cites)."""
+    undecided = int(tallies.get("submissions_cited_undecided", 0))
+    reviewed = int(tallies.get("submissions_reviewed", 0))
+    return {
+        "decided": undecided == 0 and reviewed > 0,
+        "submissions_reviewed": reviewed,
+        "submissions_with_references": int(tallies.get("submissions_cited_known", 0)),
+        "submissions_undecided": undecided,
+        "recommended_mentions_undecided": int(tallies.get("recommended_cited_undecided", 0)),
+        "references_from": assembly.counts_under(tallies, "submissions_with_bibliography"),
+    }
+
+
+def citationr_warnings(stats: Mapping) -> list[str]:
+    """What a reader of the run must know: the submissions whose already cited papers could not be told apart."""
+    cited = stats.get("already_cited") or {}
+    if not cited.get("submissions_undecided"):
+        return []
+    return [
+        f"already_cited undecided for {cited['submissions_undecided']:,} of {cited['submissions_reviewed']:,} "
+        f"reviewed submissions (no --tei/--s2orc/--pdfs paper of theirs and no references list in --metadata): their "
+        f"{cited['recommended_mentions_undecided']:,} recommended mentions may include papers they already cite"
+    ]
 
 
 def format_funnel(stats: Mapping) -> str:

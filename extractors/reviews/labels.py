@@ -1,37 +1,52 @@
 """The CitationR mention rules measured against hand labels (`python bench/eval_citationr.py` prints the figures;
 `tests/test_citationr.py` holds the floors).
 
-Hand labels (zhuojing-huang/review-citation-bias):
+Hand labels, three sources (all under `../shared/data/reviews`):
 
-- review level: `annotated_data_for_reviews/ICLRwithLabels.csv`, `citation_suggestions` in {0, 1} — does the
-  review ask for more citations. Predicted: the review has at least one `recommended` mention.
-- title level: `annotated_data_for_suggested_papers/*.csv`, one row per (review, hand-corrected suggested
-  title `paper_info`). A gold title is found when a `recommended` mention's title has LCS similarity >= 0.9
-  with it (both through `mapping.titles.normalize_title`); an extracted title is correct when it finds a
-  gold title of the same review.
+- `bias_reviews` (zhuojing-huang/review-citation-bias, `annotated_data_for_reviews/ICLRwithLabels.csv`): 34
+  ICLR 2023 reviews, `citation_suggestions` in {0, 1}: does the review ask for more citations. Predicted: the
+  review has at least one `recommended` mention. Review-level precision and recall.
+- `bias_titles` (`annotated_data_for_suggested_papers/*.csv`): 233 ICLR 2023 / NeurIPS 2023 reviews that all
+  suggest papers, one row per (review, hand-corrected suggested title `paper_info`). Review-level recall, and
+  title level: a gold title is found when a `recommended` mention's title has LCS similarity >= 0.9 with it
+  (both through `mapping.titles.normalize_title`); an extracted title is correct when it finds a gold title
+  of the same review.
+- `disapere` (DISAPERE, ICLR 2019-2020, 506 reviews): sentences labelled with a review action and an aspect.
+  A review *asks for other work* when one of its sentences is a request (`arg_request`: edit, experiment,
+  explanation, clarification, result, typo) whose aspect is `asp_meaningful-comparison` or `asp_originality`
+  (compare with, relate to, cite prior work); it *does not* when no sentence of it has either aspect at all.
+  Reviews in between (prior work discussed, nothing requested) are left out. The label was fixed from the label
+  names before any DISAPERE text was read. It is a proxy, wider than "recommends a paper": "more baselines
+  should be compared" is a request about comparison that names no paper, which a miner of paper mentions
+  cannot find, so its recall is a lower bound of the rules' own.
 
-Parts, by the SHA-1 of the submission (forum) id: `dev` (even; the rules' first round was written reading only
-this half), `dev2` (1 mod 4; read in the second round, after its figures as a held-out quarter had been
-recorded), `test` (3 mod 4; never read). `held_out` = `dev2` + `test`, the first round's held-out half.
-`show_errors` (the benchmark's `--show-errors`) prints the review-level false positives and negatives and the
-missed and wrong titles of `dev` and `dev2` only, so that `test` stays a measurement.
-Only the review text fields of `extractors.reviews.forms.REVIEW_TEXT_FIELDS` are read: the files' own `response`
-(an LLM's answer) and `paper_info` columns never reach the extractor.
+Parts, by the SHA-1 of the submission (forum) id, the same for every source: `dev` (even), `dev2` (1 mod 4),
+`test` (3 mod 4). The rules' first round was written reading `dev` of the review-citation-bias files, the
+second `dev2` too, the third (issue 19) `dev` and `dev2` of all three sources; `test` has never been read, of
+any source (`show_errors` prints only `dev` and `dev2` errors). `read` = dev + dev2; `unread` = test.
+
+Every rate comes with its Wilson 95% interval (`Rate`); title-level rates count titles, which are not
+independent within a review, so their intervals are somewhat too narrow.
+Only review text is read (`extractors.reviews.forms`): the files' own `response` (an LLM's answer) and
+`paper_info` columns are annotation columns and never reach the extractor.
 """
 
 from __future__ import annotations
 
 import csv
 import hashlib
+import json
+import math
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from extractors.records import BibEntry, Paper
 from extractors.reviews.forms import Review, parse_review_file
 from extractors.reviews.mentions import extract_review_mentions
 from extractors.reviews.records import RECOMMENDED, PaperMention
-from mapping.matcher import lcs_similarity
+from mapping.matcher import InMemoryMatcher, MatchConfig, lcs_similarity
 from mapping.titles import normalize_title
 
 BIAS = Path("reviews") / "review-citation-bias"
@@ -40,7 +55,14 @@ TITLE_LABELS = (
     BIAS / "annotated_data_for_suggested_papers" / "ICLR2023_extra_annoatated_pur.csv",
     BIAS / "annotated_data_for_suggested_papers" / "NeurIPS2023_extra_annoatated_pur.csv",
 )
+DISAPERE = Path("reviews") / "disapere-iclr-2019-2020" / "final_dataset"
 FOUND_AT = 0.9
+PARTS = ("dev", "dev2", "test")
+READABLE = ("dev", "dev2")
+ASKS_ASPECTS = ("asp_meaningful-comparison", "asp_originality")
+
+Extract = Callable[[Review], list[PaperMention]]
+"""What is measured: a review's mentions, classified (by default `extract_review_mentions`)."""
 
 
 def part(forum: str) -> str:
@@ -48,17 +70,62 @@ def part(forum: str) -> str:
     return ("dev", "dev2", "dev", "test")[int(hashlib.sha1(forum.encode()).hexdigest(), 16) % 4]
 
 
-READABLE = ("dev", "dev2")
-
-
-def parts(forum: str) -> tuple[str, ...]:
-    """Every reported group a submission belongs to."""
+def groups(forum: str) -> tuple[str, ...]:
+    """Every reported group a submission belongs to: its part, `read` or `unread`, and `all`."""
     own = part(forum)
-    return (own, "held_out", "all") if own != "dev" else (own, "all")
+    return (own, "read" if own in READABLE else "unread", "all")
+
+
+def wilson(hits: int, total: int, z: float = 1.959964) -> tuple[float, float]:
+    """The Wilson score interval of a proportion (95% by default); (0, 1) when there is nothing to count."""
+    if total == 0:
+        return 0.0, 1.0
+    p = hits / total
+    denominator = 1 + z * z / total
+    centre = (p + z * z / (2 * total)) / denominator
+    half = z / denominator * math.sqrt(p * (1 - p) / total + z * z / (4 * total * total))
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+@dataclass(frozen=True)
+class Rate:
+    """`hits` of `total`, with the Wilson 95% interval."""
+
+    hits: int
+    total: int
+
+    @property
+    def value(self) -> float | None:
+        return self.hits / self.total if self.total else None
+
+    def as_dict(self) -> dict[str, object]:
+        low, high = wilson(self.hits, self.total)
+        value = self.value
+        return {
+            "value": None if value is None else round(value, 3),
+            "hits": self.hits,
+            "of": self.total,
+            "ci95": [round(low, 3), round(high, 3)],
+        }
+
+    def __str__(self) -> str:
+        if not self.total:
+            return "n/a (0)"
+        low, high = wilson(self.hits, self.total)
+        return f"{self.value:.2f} [{low:.2f}, {high:.2f}] ({self.hits}/{self.total})"
+
+
+def default_extract(review: Review) -> list[PaperMention]:
+    return extract_review_mentions(review.text, review.sections)
+
+
+def recommended_mentions(review: Review, extract: Extract = default_extract) -> list[PaperMention]:
+    """The review's mentions classified as recommended."""
+    return [m for m in extract(review) if m.kind == RECOMMENDED]
 
 
 def read_reviews(path: Path) -> dict[str, Review]:
-    """The reviews of a labelled CSV, once each (the title file repeats a review per gold title)."""
+    """The reviews of a labelled file, once each (the title file repeats a review per gold title)."""
     reviews: dict[str, Review] = {}
     for item in parse_review_file(path.read_bytes(), str(path)):
         if isinstance(item, Review):
@@ -66,68 +133,58 @@ def read_reviews(path: Path) -> dict[str, Review]:
     return reviews
 
 
-def recommended_mentions(review: Review) -> list[PaperMention]:
-    """The review's mentions classified as recommended."""
-    return [m for m in extract_review_mentions(review.text, review.sections) if m.kind == RECOMMENDED]
-
-
-def _show_review_error(review: Review, gold: int) -> None:
-    mentions = extract_review_mentions(review.text, review.sections)
+def _show_review_error(review: Review, gold: int, extract: Extract) -> None:
     label = "false negative" if gold else "false positive"
     print(f"=== review {review.review_id}: {label}")
-    for m in mentions:
+    for m in extract(review):
         print(f"    {m.kind:13} {m.reason:24} {m.source:15} {m.title or m.authors or m.text!r}")
         print(f"        context: {m.context[:300]!r}")
 
 
-@dataclass(frozen=True)
-class PR:
-    tp: int
-    fp: int
-    fn: int
+class _Counts:
+    """Per group: true positives, false positives, false negatives (review level)."""
 
-    @property
-    def precision(self) -> float:
-        return self.tp / (self.tp + self.fp) if self.tp + self.fp else float("nan")
+    def __init__(self) -> None:
+        self.by_group: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0, 0])
 
-    @property
-    def recall(self) -> float:
-        return self.tp / (self.tp + self.fn) if self.tp + self.fn else float("nan")
+    def add(self, forum: str, predicted: bool, gold: bool) -> None:
+        for group in groups(forum):
+            counts = self.by_group[group]
+            counts[3] += 1
+            if predicted and gold:
+                counts[0] += 1
+            elif predicted:
+                counts[1] += 1
+            elif gold:
+                counts[2] += 1
 
-    def as_dict(self) -> dict[str, float | int]:
+    def result(self) -> dict[str, dict[str, object]]:
         return {
-            "tp": self.tp,
-            "fp": self.fp,
-            "fn": self.fn,
-            "precision": round(self.precision, 3),
-            "recall": round(self.recall, 3),
+            group: {
+                "reviews": n,
+                "precision": Rate(tp, tp + fp).as_dict(),
+                "recall": Rate(tp, tp + fn).as_dict(),
+            }
+            for group, (tp, fp, fn, n) in sorted(self.by_group.items())
         }
 
 
-def review_level(shared: Path, show_errors: bool = False) -> dict[str, dict]:
+def review_level(shared: Path, show_errors: bool = False, extract: Extract = default_extract) -> dict[str, dict]:
+    """`bias_reviews`: review-level precision and recall per group."""
     path = shared / REVIEW_LABELS
-    labels = {row["id"]: (int(row["citation_suggestions"]), row["forum"]) for row in csv.DictReader(path.open())}
+    with path.open(newline="") as handle:
+        labels = {row["id"]: (int(row["citation_suggestions"]), row["forum"]) for row in csv.DictReader(handle)}
     reviews = read_reviews(path)
-    counts: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0])
+    counts = _Counts()
     for review_id, (gold, forum) in labels.items():
-        predicted = review_id in reviews and bool(recommended_mentions(reviews[review_id]))
+        predicted = review_id in reviews and bool(recommended_mentions(reviews[review_id], extract))
         if show_errors and part(forum) in READABLE and predicted != bool(gold):
             if review_id in reviews:
-                _show_review_error(reviews[review_id], gold)
+                _show_review_error(reviews[review_id], gold, extract)
             else:
                 print(f"=== review {review_id}: unreadable")
-        for group in parts(forum):
-            tp_fp_fn = counts[group]
-            if predicted and gold:
-                tp_fp_fn[0] += 1
-            elif predicted:
-                tp_fp_fn[1] += 1
-            elif gold:
-                tp_fp_fn[2] += 1
-    return {
-        group: {**PR(*v).as_dict(), "reviews": sum(1 for _, f in labels.values() if group in parts(f))}
-        for group, v in sorted(counts.items())
-    }
+        counts.add(forum, predicted, bool(gold))
+    return counts.result()
 
 
 def match_titles(extracted: Iterable[str], gold: Iterable[str]) -> tuple[int, int, int, int]:
@@ -139,43 +196,37 @@ def match_titles(extracted: Iterable[str], gold: Iterable[str]) -> tuple[int, in
     return found, len(gold), correct, len(extracted)
 
 
-def title_level(shared: Path, show_errors: bool = False) -> dict[str, dict]:
-    totals: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0, 0, 0, 0, 0])
+def title_level(shared: Path, show_errors: bool = False, extract: Extract = default_extract) -> dict[str, dict]:
+    """`bias_titles`: title precision and recall, and review-level recall, per group (and per file and part,
+    `ICLR2023:dev`, ...)."""
+    totals: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0, 0, 0, 0])
     for relative in TITLE_LABELS:
         path = shared / relative
         gold: dict[str, list[str]] = defaultdict(list)
         forum_of: dict[str, str] = {}
-        for row in csv.DictReader(path.open()):
-            gold[row["id"]].append(row["paper_info"])
-            forum_of[row["id"]] = row["forum"]
+        with path.open(newline="") as handle:
+            for row in csv.DictReader(handle):
+                gold[row["id"]].append(row["paper_info"])
+                forum_of[row["id"]] = row["forum"]
         reviews = read_reviews(path)
+        source = relative.stem.split("_")[0]
         for review_id, titles in gold.items():
-            mentions = recommended_mentions(reviews[review_id]) if review_id in reviews else []
+            mentions = recommended_mentions(reviews[review_id], extract) if review_id in reviews else []
             extracted = [m.title for m in mentions if m.title]
-            recommending = bool(mentions)
             found, total, correct, n_extracted = match_titles(extracted, titles)
             own = part(forum_of[review_id])
-            source = relative.stem.split("_")[0]
-            for key in (*parts(forum_of[review_id]), f"{source}:{own}"):
+            for key in (*groups(forum_of[review_id]), f"{source}:{own}"):
                 t = totals[key]
-                t[0] += found
-                t[1] += total
-                t[2] += correct
-                t[3] += n_extracted
-                t[4] += 1
-                t[5] += 1 if extracted else 0
-                t[6] += 1 if recommending else 0
+                for index, value in enumerate((found, total, correct, n_extracted, 1, 1 if mentions else 0)):
+                    t[index] += value
             if show_errors and own in READABLE and (found < total or correct < n_extracted):
                 _show_title_errors(review_id, extracted, titles)
     return {
         key: {
             "reviews": t[4],
-            "gold_titles": t[1],
-            "extracted_titles": t[3],
-            "precision": round(t[2] / t[3], 3) if t[3] else None,
-            "recall": round(t[0] / t[1], 3) if t[1] else None,
-            "reviews_with_a_recommended_title": round(t[5] / t[4], 3),
-            "review_level_recall": round(t[6] / t[4], 3),
+            "title_precision": Rate(t[2], t[3]).as_dict(),
+            "title_recall": Rate(t[0], t[1]).as_dict(),
+            "review_recall": Rate(t[5], t[4]).as_dict(),
         }
         for key, t in sorted(totals.items())
     }
@@ -193,3 +244,136 @@ def _show_title_errors(review_id: str, extracted: list[str], gold: list[str]) ->
     for title in extracted:
         if best(title, gold) < FOUND_AT:
             print(f"    wrong     ({best(title, gold):.2f}) {title!r}")
+
+
+DISTRACTORS = Path("s2orc") / "allenai-s2orc" / "metadata_sample_v20200705.jsonl"
+
+
+def gold_database(shared: Path) -> tuple[list[Paper], dict[str, str]]:
+    """The papers of a database that holds every hand-corrected title of the title files (one paper per distinct
+    normalised title, `gold:<n>`) and 1,000 unrelated S2ORC records as distractors; and each gold paper's
+    normalised title by id."""
+    titles: dict[str, str] = {}
+    for relative in TITLE_LABELS:
+        with (shared / relative).open(newline="") as handle:
+            for row in csv.DictReader(handle):
+                normalized = normalize_title(row["paper_info"])
+                if normalized and normalized not in titles.values():
+                    titles[f"gold:{len(titles)}"] = normalized
+    papers = [Paper(paper_id=pid, title=title) for pid, title in titles.items()]
+    distractors = shared / DISTRACTORS
+    if distractors.is_file():
+        for line in distractors.read_text().splitlines():
+            record = json.loads(line)
+            if record.get("title"):
+                papers.append(Paper(paper_id=f"s2:{record['paper_id']}", title=record["title"]))
+    return papers, titles
+
+
+def mention_bib_entries(mention: PaperMention, key: str, raw_strings: bool) -> list[BibEntry]:
+    """What a mention is resolved by, as `pipelines.citationr.mention_entry` resolves it: its identifiers, then
+    its title; a reference entry without a usable title by its raw string (`mapping.raw_strings`), with
+    `raw_strings`."""
+    raw = mention.text if raw_strings and mention.source == "reference_entry" else None
+    if not (mention.title or mention.arxiv_id or mention.doi or raw):
+        return []
+    return [BibEntry(key, title=mention.title, year=mention.year, doi=mention.doi, arxiv_id=mention.arxiv_id, raw=raw)]
+
+
+def resolution_level(
+    shared: Path, extract: Extract = default_extract, raw_strings: bool = True
+) -> dict[str, dict[str, object]]:
+    """`bias_titles` resolved against a database that holds the gold titles (`gold_database`): a gold title is
+    found when one of the review's recommended mentions resolves to it (identifiers, then the title, then the raw
+    reference string: `mention_bib_entries`); a resolution is correct when it is one of the review's gold papers.
+    This measures the way a run aligns recommendations to its database, whatever the extracted title's cut."""
+    papers, gold_titles = gold_database(shared)
+    matcher = InMemoryMatcher(papers, MatchConfig())
+    by_title = {title: pid for pid, title in gold_titles.items()}
+    totals: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0, 0])
+    for relative in TITLE_LABELS:
+        path = shared / relative
+        gold: dict[str, set[str]] = defaultdict(set)
+        forum_of: dict[str, str] = {}
+        with path.open(newline="") as handle:
+            for row in csv.DictReader(handle):
+                normalized = normalize_title(row["paper_info"])
+                if normalized:
+                    gold[row["id"]].add(by_title[normalized])
+                forum_of[row["id"]] = row["forum"]
+        reviews = read_reviews(path)
+        for review_id, wanted in gold.items():
+            mentions = recommended_mentions(reviews[review_id], extract) if review_id in reviews else []
+            resolved: set[str] = set()
+            for index, mention in enumerate(mentions):
+                for entry in mention_bib_entries(mention, f"{review_id}#{index}", raw_strings):
+                    paper_id = matcher.resolve(entry).paper_id
+                    if paper_id is not None:
+                        resolved.add(paper_id)
+                        break
+            for key in groups(forum_of[review_id]):
+                t = totals[key]
+                t[0] += len(wanted & resolved)
+                t[1] += len(wanted)
+                t[2] += len(resolved & wanted)
+                t[3] += len(resolved)
+    return {
+        key: {"resolution_precision": Rate(t[2], t[3]).as_dict(), "resolution_recall": Rate(t[0], t[1]).as_dict()}
+        for key, t in sorted(totals.items())
+    }
+
+
+def disapere_label(sentences: Iterable[dict]) -> bool | None:
+    """True: a request about comparison with or the originality over other work; False: no sentence about
+    either; None: prior work discussed, nothing requested (left out)."""
+    sentences = list(sentences)
+    aspects = [s.get("aspect") for s in sentences]
+    if any(s.get("review_action") == "arg_request" and s.get("aspect") in ASKS_ASPECTS for s in sentences):
+        return True
+    if not any(a in ASKS_ASPECTS for a in aspects):
+        return False
+    return None
+
+
+def disapere_files(shared: Path) -> list[Path]:
+    return sorted((shared / DISAPERE).glob("*/*.json"))
+
+
+def disapere_level(shared: Path, show_errors: bool = False, extract: Extract = default_extract) -> dict[str, dict]:
+    """`disapere`: review-level precision and recall of "asks for other work" per group."""
+    counts = _Counts()
+    left_out: dict[str, int] = defaultdict(int)
+    for path in disapere_files(shared):
+        record = json.loads(path.read_bytes())
+        gold = disapere_label(record.get("review_sentences") or [])
+        forum = record["metadata"]["forum_id"]
+        if gold is None:
+            for group in groups(forum):
+                left_out[group] += 1
+            continue
+        reviews = [i for i in parse_review_file(path.read_bytes(), str(path)) if isinstance(i, Review)]
+        predicted = bool(reviews) and bool(recommended_mentions(reviews[0], extract))
+        if show_errors and part(forum) in READABLE and predicted != gold and reviews:
+            _show_review_error(reviews[0], int(gold), extract)
+        counts.add(forum, predicted, gold)
+    result = counts.result()
+    for group, n in left_out.items():
+        result.setdefault(group, {})["left_out"] = n
+    return result
+
+
+def evaluate(
+    shared: Path, show_errors: bool = False, extract: Extract = default_extract, sources: Iterable[str] = ()
+) -> dict[str, dict]:
+    """Every source's figures (or only `sources`) by group."""
+    wanted = set(sources) or {"bias_reviews", "bias_titles", "bias_resolution", "disapere"}
+    result: dict[str, dict] = {}
+    if "bias_reviews" in wanted:
+        result["bias_reviews"] = review_level(shared, show_errors, extract)
+    if "bias_titles" in wanted:
+        result["bias_titles"] = title_level(shared, show_errors, extract)
+    if "bias_resolution" in wanted:
+        result["bias_resolution"] = resolution_level(shared, extract)
+    if "disapere" in wanted and disapere_files(shared):
+        result["disapere"] = disapere_level(shared, show_errors, extract)
+    return result

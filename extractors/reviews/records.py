@@ -144,7 +144,8 @@ class Query:
 @dataclass(frozen=True)
 class Candidate:
     """A paper to rank: one row of the `candidates/` table. `role`: `positive` (a resolved positive),
-    `extension` (a database paper the candidate extension adds) or `unresolved_title` (a title-only positive)."""
+    `extension` (a database paper the candidate extension adds to the queries in `query_ids`) or
+    `unresolved_title` (a title-only positive)."""
 
     paper_id: str
     title: str | None
@@ -155,3 +156,4 @@ class Candidate:
     doi: str | None
     arxiv_id: str | None
     role: str
+    query_ids: tuple[str, ...] = ()  # the queries it is a candidate of: its positive's, or those it extends

@@ -35,8 +35,15 @@ _WEAK_REQUEST = re.compile(
     r"\b(?:should|could|would|might|may\s+want|need(?:s|ed)?\s+to|must|please|worth|recommend\w*|suggest\w*|"
     r"encourage\w*|consider\w*|compar\w*|discuss\w*|cite|citing|citation|mention\w*|relat\w*|relevant|baselines?|"
     r"e\.g(?=\.)|such\s+as|for\s+(?:example|instance)|like|see(?!\s+(?:the\s+)?(?:tables?|fig\w*|sections?|sec|eqs?|equations?|appendix|lines?|pages?|above|below))|other|alternative|instead|previous(?:ly)?|prior|existing|recent\w*|"
-    r"following|below|above|these|works?|papers?)\b",
+    r"following|below|above|these|works?|papers?|(?:useful|helpful|beneficial|nice|good|interesting|important|"
+    r"necessary|valuable)\s+to|point(?:s|ing)?\s+to|refer(?:s|ring)?\s+to|look(?:ing)?\s+(?:at|into)|aware\s+of)\b",
     re.I,
+)
+# A sentence that goes on from the one before it, giving an example of what that one said was missing or already
+# done ("... there are a number of works with a similar approach. A preprint titled '...' is one of the examples.",
+# "... has been proposed by a couple of recent papers. First Liang et al, in "...", use ...").
+_GOES_ON = re.compile(
+    r"\b(?:examples?|instance|e\.g|such\s+as|first(?:ly)?|second(?:ly)?|another|also|one\s+of)\b", re.I
 )
 # A request in the sentence before a bare citation ("... for comparison. (See Lacroix et al. "Title." ICML.)").
 _ASKS = re.compile(
@@ -61,6 +68,7 @@ class Bibliography:
     titles: tuple[str, ...] = ()
     arxiv_ids: frozenset[str] = field(default_factory=frozenset)
     dois: frozenset[str] = field(default_factory=frozenset)
+    source: str = ""  # where it came from: own_paper | database (`extractors.reviews.bibliographies`)
 
     @property
     def known(self) -> bool:
@@ -108,5 +116,7 @@ def classify_mention(
     if _WEAK_REQUEST.search(own) and mention.source not in ("author_year", "named_work"):
         return replace(mention, kind=RECOMMENDED, reason="weak_request_cue")
     if mention.source in ("quoted_title", "prose_title") and len(own) < len(mention.text) + 80 and _ASKS.search(intro):
+        return replace(mention, kind=RECOMMENDED, reason="request_cue_before")
+    if mention.source in ("quoted_title", "prose_title") and _GOES_ON.search(own) and _STRONG_REQUEST.search(intro):
         return replace(mention, kind=RECOMMENDED, reason="request_cue_before")
     return replace(mention, kind=DISCUSSED, reason="no_request_cue")

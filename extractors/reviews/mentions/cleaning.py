@@ -1,7 +1,8 @@
 """Step 1 of the mention rules: review text in one plain form, whatever markup the reviewer wrote in.
 
 HTML entities and tags (a link keeps its address), Markdown links, emphasis, headings and block quotes, and
-LaTeX text commands and ``quotes'' are folded into plain text with straight or curly quotes, so that the
+LaTeX text commands and ``quotes'', ''doubled single quotes'' and 'straight single quotes' around three words
+or more are folded into plain text with straight or curly quotes, so that the
 patterns of the later steps see one form. Emphasis of three words or more becomes a quote: reviewers
 italicise titles.
 """
@@ -26,6 +27,10 @@ _LATEX_TEXT = re.compile(r"\\(?:emph|textit|textbf|textsc|textrm|text|mbox|under
 _LATEX_ITALIC = re.compile(r"\\(?:emph|textit)\s*\{([^{}]{10,300})\}")
 _LATEX_QUOTES = re.compile(r"``(.+?)''", re.S)
 _LATEX_CITE = re.compile(r"\\cite[pt]?\*?\{([^}]*)\}")
+# Titles in two single quotes (''Title'') and in straight single quotes ('Title Of Three Words'): not an
+# apostrophe (a letter or a quote before the opening one, or after the closing one), three words or more.
+_DOUBLED_SINGLE_QUOTES = re.compile(r"(?<!['\w])''(?!')([^'\n]{4,400}?)(?<!')''(?![\w'])")
+_SINGLE_QUOTED = re.compile(r"(?<![\w'\u2019])'([A-Z][^'\n]{6,300}?[^\s'])'(?![\w'])")
 
 
 def clean_review_text(text: str) -> str:
@@ -37,6 +42,10 @@ def clean_review_text(text: str) -> str:
     text = _MD_LINK.sub(lambda m: f"{m.group(1)} ({m.group(2)})", text)
     text = _MD_AUTOLINK.sub(r"\1", text)
     text = _LATEX_QUOTES.sub(lambda m: f"\u201c{m.group(1)}\u201d", text)
+    text = _DOUBLED_SINGLE_QUOTES.sub(lambda m: f"\u201c{m.group(1)}\u201d", text)
+    text = _SINGLE_QUOTED.sub(
+        lambda m: f"\u201c{m.group(1)}\u201d" if len(m.group(1).split()) >= 3 else m.group(0), text
+    )
     text = _LATEX_ITALIC.sub(lambda m: f"\u201c{m.group(1)}\u201d", text)
     text = _MD_BOLD.sub(r"\2", text)
     text = _MD_ITALIC.sub(lambda m: f"\u201c{m.group(1)}\u201d" if len(m.group(1).split()) >= 3 else m.group(1), text)

@@ -11,10 +11,13 @@ from dataclasses import replace
 
 from extractors.reviews.mentions.config import MentionConfig
 from extractors.reviews.mentions.identifiers import find_identifiers, with_identifiers
+from extractors.reviews.mentions.references import title_from_reference
 from extractors.reviews.mentions.shapes import (
     NAME,
     NAMED_WORK,
+    STOP,
     ReviewText,
+    capitalised_share,
     clean_title,
     looks_like_prose,
     overlaps,
@@ -38,7 +41,8 @@ _AUTHOR_PAREN_TITLE = re.compile(
     re.M,
 )
 _TITLE_BY_AUTHOR = re.compile(
-    rf"(?:^|[(:]|\be\.g\.,?|\bsuch\s+as|\bsee)\s*([A-Za-z][^()\n]{{8,200}}?)\s+by\s+{NAME}(?:[\s\-]+{NAME})?"
+    r"(?:^(?:[ \t]*(?:\d{1,3}[.)]|[-*\u2022]))?|[(:](?:\s*(?:e\.g\.,?|i\.e\.,?|see))?|\be\.g\.,?|\bsuch\s+as|\bsee)"
+    rf"\s*([A-Za-z][^()\n]{{8,200}}?)\s+by\s+{NAME}(?:[\s\-]+{NAME})?"
     r"(?:\s+et\s*\.?\s*al\.?|\s+(?:and|&)\s+[A-Z]\w+)",
     re.M,
 )
@@ -50,28 +54,124 @@ _EXAMPLE_TITLE = re.compile(
     r"(?:\s+(?:[A-Z][\w\-]*:?|(?:of|for|and|the|in|on|with|via|to|a|an|from|by))){3,20})(?=\s*[,.;)]|\s*$)",
     re.M,
 )
+# "See Lehmann-Romano: Testing Statistical Hypotheses, Sec 3.2": authors, a colon, then the title.
+_AUTHOR_COLON_TITLE = re.compile(
+    rf"(?:\b[Ss]ee|\be\.g\.,?|\bcf\.?)\s+{NAME}(?:[\s\-]+{NAME})?(?:\s+et\s*\.?\s*al\.?|\s+(?:and|&)\s+{NAME})?"
+    r"\s*:\s*([A-Z][^.\n,;()]{8,200})"
+)
 _TITLE_VENUE_YEAR = re.compile(
     r"(?:\(|\bsuch\s+as|\be\.g\.,?|\bsee|\blike|\bwork)\s*([A-Z][^()\n,]{8,200}?),\s*"
     r"(?:in\s+)?(?-i:[A-Z][A-Za-z]*[A-Z][A-Za-z]*)\s*'?(?:19|20)\d{2}\b"
 )
 
 
+# "[Wang et al. 2021, Off-Policy Multi-Agent Decomposed Policy Gradients]", "(Smith and Lee, 2020: Title)": an
+# author-year citation in brackets followed by the title.
+_SURNAME = r"[A-Z][a-z\u00e0-\u017f][\w'\u00c0-\u017f\-]*"  # a name, not a venue's acronym ("ICLR")
+_BRACKETED_REFERENCE = re.compile(
+    rf"[\[(]\s*{_SURNAME}(?:\s+{_SURNAME})?(?:\s+et\s*\.?\s*al\.?|\s+(?:and|&)\s+{_SURNAME})?\s*,?\s*"
+    r"(?:19|20)\d{2}[a-z]?\s*[,:;]\s*([A-Z][^\[\]()\n]{8,250}?)\s*[\])]"
+)
+# "a recent and highly related paper: Decentralized Training of Foundation Models in Heterogeneous Environments
+# (https://arxiv.org/abs/2206.01288)": a Title Case run right before a link or an arXiv id in parentheses.
+_TITLE_BEFORE_LINK = re.compile(
+    r"(?:^|[:;,.(]\s|\b(?:titled|entitled|paper|work|preprint|see|e\.g\.,?|like|such\s+as)\s)\s*"
+    r"([A-Z][^()\n:;,.]{2,60}?(?::\s*[A-Z][^()\n;,.]{2,200}?|[^()\n:;,.]{6,200}?))\s*"
+    r"(?=\(\s*(?:https?://|arXiv\s*:?\s*\d|doi\s*:))",
+    re.M,
+)
+
+
+def _title_before_link(match: re.Match) -> str | None:
+    """The title in the run before a link: the run, or what follows its last colon ("related paper: Title"),
+    when that is mostly capitalised words and no clause."""
+    run = match.group(1)
+    for title in (run, run.rsplit(": ", 1)[-1]):
+        share = capitalised_share(title.split())
+        if share is not None and share >= 0.75 and not looks_like_prose(title):
+            return title
+    return None
+
+
+_CONNECTIVE_START = re.compile(
+    r"(?:besides|however|moreover|furthermore|also|additionally|although|though|while|since|because|unlike|"
+    r"compared|especially|particularly|namely|instead)\b",
+    re.I,
+)
+_DESCRIPTION_START = frozenset(STOP | {"only", "also", "such", "including", "based", "up", "e.g", "i.e", "which"})
+
+
+# A reference string written inside a sentence, from its author list (two or more "Surname, I." names, as
+# Springer and APA write them) to the year that closes it: "For example Cen, J., Yun, P., Liu, M.: Open-set 3d
+# object detection. 3DV, 2021. Or ..."
+_SURNAME_INITIALS = r"[A-Z][\w'\-]+,\s(?:[A-Z]\.(?:\s?-?[A-Z]\.)*)"
+_INLINE_REFERENCE = re.compile(rf"(?:{_SURNAME_INITIALS},?\s+(?:(?:and|&)\s+)?)+{_SURNAME_INITIALS}[:.,]?\s+(?=\S)")
+_REFERENCE_END = re.compile(r"\(?(?:19|20)\d{2}[a-z]?\)?\.(?=\s|$)|\n")
+
+
+def _inline_references(text: str, config: MentionConfig) -> list[tuple[int, int, str]]:
+    """(start, end, title) of each reference string written inside a sentence."""
+    found = []
+    for match in _INLINE_REFERENCE.finditer(text):
+        close = _REFERENCE_END.search(text, match.end(), min(len(text), match.end() + 400))
+        end = close.end() if close else min(len(text), match.end() + 300)
+        title = title_from_reference(text[match.start() : end].strip(), config)
+        if title:
+            found.append((match.start(), end, title))
+    return found
+
+
+def _expands(match: re.Match) -> bool:
+    """Does the parenthesis after an acronym name a work ("CER (Competitive experience replay)", "CLEVR (CLEVR:
+    A Diagnostic Dataset for ...)") rather than describe it ("TD3 (an improved variant of DDPG)", "AnyBurl (the
+    single one baseline ...)")? It does when it is in Title Case, or when it starts with a content word and most
+    of the acronym's capitals are initials of its words (Schwartz and Hearst's test for abbreviations, in any
+    order, since reviewers swap them)."""
+    expansion = match.group(1)
+    words = expansion.split()
+    share = capitalised_share(words)
+    if share is not None and share >= 0.6 and len(words) >= 3:
+        return True
+    if not words or words[0].lower().strip(".,") in _DESCRIPTION_START:
+        return False
+    capitals = [c.lower() for c in match.group(0).split("(", 1)[0] if c.isupper()]
+    initials = {w[0].lower() for w in re.split(r"[\s\-/]+", expansion) if w[:1].isalpha()}
+    return len(capitals) >= 2 and sum(c in initials for c in capitals) >= 0.75 * len(capitals)
+
+
 def _prose_titles(text: str, config: MentionConfig) -> list[tuple[int, int, str]]:
     """Titles written in running text without quotes: "CER (Competitive experience replay)", "Mannor et al
     (Online learning with ...)", "Chen and Wu (2019): Testing for ...", "<title> by Pan et al.",
     "(<title>, NeurIPS 2022)"."""
-    found = []
-    for pattern in (_ACRONYM_EXPANSION, _AUTHOR_PAREN_TITLE, _TITLE_BY_AUTHOR, _TITLE_VENUE_YEAR, _EXAMPLE_TITLE):
+    found = _inline_references(text, config)
+    patterns = (
+        _BRACKETED_REFERENCE,
+        _TITLE_BEFORE_LINK,
+        _ACRONYM_EXPANSION,
+        _AUTHOR_PAREN_TITLE,
+        _TITLE_BY_AUTHOR,
+        _AUTHOR_COLON_TITLE,
+        _TITLE_VENUE_YEAR,
+        _EXAMPLE_TITLE,
+    )
+    for pattern in patterns:
         for match in pattern.finditer(text):
+            if pattern is _ACRONYM_EXPANSION and not _expands(match):
+                continue
             group = next((i for i in range(1, (match.lastindex or 0) + 1) if match.group(i)), None)
             if group is None:
                 continue
-            title = clean_title(match.group(group))
+            found_title = _title_before_link(match) if pattern is _TITLE_BEFORE_LINK else match.group(group)
+            if found_title is None:
+                continue
+            title = clean_title(found_title)
             words = title.split()
             if not 3 <= len(words) <= config.max_title_words or looks_like_prose(title):
                 continue
             if re.search(r"\b(?:e\.g|i\.e|see|et\s+al|which|that|the\s+authors?|our|this|these)\b", title, re.I):
                 continue
+            if _CONNECTIVE_START.match(title) or (title[:1].islower() and words[0].lower() in _DESCRIPTION_START):
+                continue  # "Besides an comparison to the work by ...", "the cited paper by ..."
             found.append((match.start(), match.end(), title))
     return found
 
@@ -121,7 +221,9 @@ def add_identifiers(found: Sequence[PaperMention], review: ReviewText) -> list[P
             (
                 m
                 for m in found
-                if m.source == "quoted_title" and 0 <= hit.start - m.end <= 200 and "\n" not in text[m.end : hit.start]
+                if m.source in ("quoted_title", "prose_title")
+                and 0 <= hit.start - m.end <= 200
+                and "\n" not in text[m.end : hit.start]
             ),
             None,
         )

@@ -62,7 +62,8 @@ def _quoted_is_title(text: str, start: int, end: int, title: str, config: Mentio
     bibliographic = bool(
         ET_AL.search(text[max(0, start - 40) : start])
         or re.search(
-            r"\b[A-Z][a-z]+,\s+(?:(?:[A-Z]\.\s*){1,3}(?:,|\band|&)?|[A-Z][a-z]+[.,])\s*$",
+            r"\b[A-Z][a-z]+,\s+(?:(?:[A-Z]\.\s*){1,3}(?:,|\band|&)?|[A-Z][a-z]+[.,])\s*$"
+            r"|\b[A-Z][\w\-]+(?:\s+(?:and|&)\s+[A-Z][\w\-]+|\s+et\s*\.?\s*al\.?)?['\u2019]s?\s*$",
             text[max(0, start - 60) : start],
         )
         or re.match(
@@ -71,7 +72,35 @@ def _quoted_is_title(text: str, start: int, end: int, title: str, config: Mentio
             text[end : end + 40],
         )
     )
-    return capitalised >= 0.75 or (cue and capitalised >= 0.3) or bibliographic
+    return capitalised >= 0.75 or (cue and capitalised >= 0.3) or bibliographic or _named_as_work(text, start, title)
+
+
+# What leads into a quote that names a work: a word for a work or a request about one, then at most a few
+# words and a preposition, "like", "as", "titled" or a colon right before the quote ("compare their methods with
+# the idea in "...", "related works like '...'", "a discussion (e.g. in related work) with ''...''").
+_WORK_LEAD_IN = re.compile(
+    r"\b(?:papers?|works?|ideas?|articles?|preprints?|stud(?:y|ies)|methods?|approach(?:es)?)\s+"
+    r"(?:in|like|such\s+as|titled|entitled|called|named|on)\s*[:,]?\s*$"
+    r"|\b(?:compar(?:e|ed|ing|ison)|discuss(?:ion)?|cit(?:e|ing)|refer(?:ring)?\s+to|see|point(?:ing)?\s+to)\b"
+    r"[^.?!;\n]{0,40}?\b(?:with|to|in|like|e\.g\.)\s*[:,]?\s*$"
+    r"|\b(?:papers?|works?|preprint|article|titled|entitled)\s*:\s*$",
+    re.I,
+)
+_NOT_A_NOUN_PHRASE = re.compile(
+    r"\b(?:is|are|was|were|be|been|we|our|us|you|your|i|it|this|these|those|can|cannot|could|should|would|"
+    r"will|does|do|did|not|has|have|had|than)\b",
+    re.I,
+)
+
+
+def _named_as_work(text: str, start: int, title: str) -> bool:
+    """A quote in any case that names a work: four words or more, shaped as a noun phrase (no verb of a clause,
+    no pronoun), right after words that lead into a work ("compare their methods with the idea in "Low latency
+    end-to-end streaming speech recognition with a scout network"")."""
+    if len(title.split()) < 4 or _NOT_A_NOUN_PHRASE.search(title) or re.search(r"[.?!;]\s", title):
+        return False
+    line_start = text.rfind("\n", 0, start) + 1
+    return bool(_WORK_LEAD_IN.search(text[max(line_start, start - 80) : start]))
 
 
 def quoted_title_mentions(review: ReviewText) -> list[PaperMention]:

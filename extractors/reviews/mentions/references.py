@@ -19,6 +19,7 @@ from extractors.reviews.mentions.shapes import (
     ET_AL,
     NAMED_WORK,
     QUOTED,
+    STOP,
     VENUE_WORDS,
     YEAR,
     capitalised_share,
@@ -33,6 +34,7 @@ from extractors.reviews.mentions.shapes import (
     title_like,
 )
 from extractors.reviews.records import PaperMention
+from mapping.titles import normalize_title
 
 MARKER_START = re.compile(
     r"^\s*(?:(?:--?|[*\u2022\u25cf\u2023+\u2013\u2014])\s*)?"
@@ -117,10 +119,30 @@ def title_from_reference(entry: str, config: MentionConfig = DEFAULT_CONFIG) -> 
             continue
         if index > 0 and looks_like_authors(segment) and (ET_AL.search(segment) or re.match(r"(?:&|and)\s", segment)):
             continue
-        title = clean_title(segment)
+        title = _after_lead_in(clean_title(segment), config)
         if title_like(title, config):
             return title
     return None
+
+
+_REFERRING = re.compile(
+    r"\b(?:papers?|works?|missing|miss(?:es|ed)?|related|relevant|see|discussion|discuss|cite|citing|compare|"
+    r"comparison|example|e\.g)\b",
+    re.I,
+)
+
+
+def _after_lead_in(title: str, config: MentionConfig) -> str:
+    """A title without the prose that leads into it: "Minor: Missing a discussion of a recent and highly related
+    paper: Decentralized Training of ..." -> "Decentralized Training of ...". What comes before a colon is a
+    lead-in, not the first half of a title, when it is a clause that refers to a work (a paper, a missing
+    discussion, "see", "e.g.") in mostly lower-case words."""
+    for colon in reversed([m.start() for m in re.finditer(r":\s", title)]):
+        head, tail = title[:colon], title[colon + 1 :].strip()
+        share = capitalised_share(head.split())
+        if title_like(tail, config) and _REFERRING.search(head) and len(head.split()) >= 3 and (share or 0) < 0.5:
+            return tail
+    return title
 
 
 # A venue's name anywhere in a span: "Learning and Intelligent Optimization: 5th International Conference".
@@ -297,9 +319,44 @@ def _is_entry(body: str, marker: str | None, after_heading: bool, config: Mentio
         return False
     if not (marker and marker.startswith("[")):
         return looks_like_reference_entry(body, after_heading)
-    if re.match(r"\s*[a-z]", body) and not (QUOTED.search(body) or ET_AL.search(body)):
+    if re.match(r"\s*[a-z]", body) and not (QUOTED.search(body) or ET_AL.search(body) or URL.match(body.strip())):
         return False  # "[5] also links local miscalibration to ...": a sentence about [5], not the entry
     return looks_like_reference_entry(body, after_heading=True) or _titled_marked_line(body, config)
+
+
+# A line of prose that leads into a list of works: a quantified or qualified plural of works ("A few works leverage
+# CLIP for VLN:", "some recent papers", "the following works"), or a colon after works, papers, literature or
+# examples ("Just name a few:", "e.g.:").
+_LEADS_INTO_WORKS = re.compile(
+    r"\b(?:a\s+few|few|some|several|other|many|more|recent|following|related|relevant|prior|previous|existing|"
+    r"these|two|three|missing)\s+(?:\w+\s+){0,2}(?:works|papers|references|studies|approaches|methods|articles)\b"
+    r"|\b(?:works?|papers?|literature|references?|studies|examples?|e\.g\.?|such\s+as|for\s+(?:example|instance)|"
+    r"(?:to\s+)?name\s+a\s+few)\b[^\n]{0,20}:\s*$",
+    re.I,
+)
+_FORM_WORDS = frozenset(
+    "summary strengths strength weaknesses weakness questions limitations clarity quality novelty "
+    "reproducibility originality significance soundness presentation contribution minor major comments "
+    "typos suggestions other additional related work works references".split()
+)
+_CLAUSE_WORDS = re.compile(
+    r"\b(?:is|are|was|were|be|been|we|i|you|they|it|this|these|those|our|their|its|can|may|will|has|have|had|should|"
+    r"could|would|does|do|did|not|seems?|looks?|provides?|shows?|uses?|performs?|results?\s+in)\b",
+    re.I,
+)
+
+
+def title_line(body: str) -> bool:
+    """A line that is a title and nothing else, as a list of works under a lead-in writes one: three to 25
+    words in Title Case, no verb of a clause or pronoun, no "Page 4: ..." label, not a heading of the form."""
+    words = body.split()
+    if not 3 <= len(words) <= 25 or not words[0][:1].isupper() or body.rstrip().endswith(("?", "!", ":")):
+        return False
+    if _CLAUSE_WORDS.search(body) or re.match(r"[^:]{1,25}:\s*\S", body) and not re.match(r"[A-Z][\w\-]*:", body):
+        return False
+    share = capitalised_share(words)
+    content = [w for w in normalize_title(body).split() if w not in STOP]
+    return share is not None and share >= 0.6 and not all(w in _FORM_WORDS for w in content)
 
 
 def reference_entries(lines: Sequence[ReviewLine], config: MentionConfig = DEFAULT_CONFIG) -> list[ReferenceEntry]:
@@ -307,12 +364,16 @@ def reference_entries(lines: Sequence[ReviewLine], config: MentionConfig = DEFAU
     unmarked lines or short line blocks shaped like references, and anything under a "References" heading."""
     entries: list[ReferenceEntry] = []
     after_heading = False
+    lead_in = False  # the last line of prose leads into a list of works ("A few works leverage CLIP for VLN:")
     index = 0
     while index < len(lines):
         line = lines[index]
         stripped = line.text.strip()
         index += 1
-        if not stripped or _FIELD_HEADING.match(stripped):
+        if not stripped:
+            continue
+        if _FIELD_HEADING.match(stripped):
+            lead_in = False
             continue
         if _REFERENCES_HEADING.match(stripped) or re.search(r"\b(?:references?|refs)\s*:\s*$", stripped, re.I):
             after_heading = True
@@ -330,11 +391,12 @@ def reference_entries(lines: Sequence[ReviewLine], config: MentionConfig = DEFAU
             index += 1
         body = _join(parts)
         marker = marker_match.group(1).strip() if marker_match else None
-        if not _is_entry(body, marker, after_heading, config):
+        if not (_is_entry(body, marker, after_heading, config) or (lead_in and title_line(body))):
             index -= len(parts) - 1  # continuation lines get their own chance
             end = line.end
             if not marker_match and not BULLET_START.match(line.text) and len(stripped.split()) > 25:
                 after_heading = False
+            lead_in = bool(_LEADS_INTO_WORKS.search(stripped)) and len(stripped.split()) <= 60
             continue
         entries.append(
             ReferenceEntry(line.start + offset, end, body, line.section, _normalize_marker(marker) if marker else None)
