@@ -6,6 +6,7 @@ it shares with the CitationR dataset (counts read from tallies, the summary, the
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -97,7 +98,9 @@ def date_and_split(
 
 
 def graph_statistics(edges: Iterable[tuple[str, str]], max_exact_nodes: int = 200_000, seed: int = 0) -> dict:
-    """SymTax Table 1 style figures of the citation graph (treated as undirected for clustering).
+    """SymTax Table 1 style figures of the citation graph (treated as undirected for clustering), by networkx on
+    the whole graph in memory: the reference the pipeline's figures are tested against (`graph_figures`, summed by
+    `pipelines.graph.GraphStatistics` with no worker holding the graph).
 
     The average local clustering coefficient is exact up to `max_exact_nodes` nodes and estimated by
     networkx's sampling approximation (10,000 trials, fixed seed) above, which the result says.
@@ -122,6 +125,109 @@ def graph_statistics(edges: Iterable[tuple[str, str]], max_exact_nodes: int = 20
         "average_degree": round(2 * graph.number_of_edges() / nodes, 4),
         "average_clustering": round(float(clustering), 4),
         "clustering": how,
+    }
+
+
+# The pipeline's graph figures (`pipelines.graph.GraphStatistics`) are sums a Beam combine can make: edges and nodes
+# counted, the local clustering coefficient of each node from its triangles and degree, the components by one
+# union-find over node hashes. These are the pieces.
+
+
+def local_clustering(triangles: int, degree: int) -> float:
+    """A node's local clustering coefficient in the simple undirected graph: the share of its pairs of neighbours
+    that are linked, 2 T / (d (d - 1)), as networkx's `clustering` computes it; 0 below two neighbours."""
+    return 0.0 if degree < 2 or triangles == 0 else 2 * triangles / (degree * (degree - 1))
+
+
+def add_exactly(partials: list[float], x: float) -> list[float]:
+    """`partials` (non-overlapping floats whose sum is exact, Shewchuk's algorithm as in `math.fsum`) with `x`
+    added, in place: a sum whose `math.fsum(partials)` is the correctly rounded total in any order of additions,
+    so that a figure summed across workers is the same however the runner splits the work."""
+    i = 0
+    for y in partials:
+        if abs(x) < abs(y):
+            x, y = y, x
+        high = x + y
+        low = y - (high - x)
+        if low:
+            partials[i] = low
+            i += 1
+        x = high
+    partials[i:] = [x]
+    return partials
+
+
+def node_hash(node: str) -> int:
+    """A node id as 64 bits (BLAKE2b): what the component forest keeps per node, a tenth of the id's memory."""
+    return int.from_bytes(hashlib.blake2b(node.encode("utf-8"), digest_size=8).digest(), "big")
+
+
+class ComponentForest:
+    """Union-find over node hashes: the connected components of the undirected graph its edges were added to.
+
+    Forests of parts of the edges merge into the forest of all of them (`merge`), so a Beam combine builds it
+    without gathering the edges; what the last merge holds is one parent per node (two 64-bit ints), not the
+    graph. Two ids with the same 64-bit hash would count as one node: at 10^7 nodes the chance is ~3 x 10^-6."""
+
+    def __init__(self) -> None:
+        self.parent: dict[int, int] = {}
+
+    def find(self, node: int) -> int:
+        parent = self.parent
+        root = parent.setdefault(node, node)
+        while parent[root] != root:
+            root = parent[root]
+        while node != root:  # path compression
+            parent[node], node = root, parent[node]
+        return root
+
+    def union(self, a: int, b: int) -> None:
+        root_a, root_b = self.find(a), self.find(b)
+        if root_a != root_b:
+            self.parent[max(root_a, root_b)] = min(root_a, root_b)
+
+    def add_edge(self, a: str, b: str) -> None:
+        self.union(node_hash(a), node_hash(b))
+
+    def merge(self, other: ComponentForest) -> ComponentForest:
+        for node, parent in other.parent.items():
+            self.union(node, parent)
+        return self
+
+    def components(self) -> tuple[int, int]:
+        """(how many components, nodes in the largest)."""
+        sizes: dict[int, int] = {}
+        for node in list(self.parent):
+            root = self.find(node)
+            sizes[root] = sizes.get(root, 0) + 1
+        return len(sizes), max(sizes.values(), default=0)
+
+
+def graph_figures(nodes: int, edges: int, clustering_sum: float, components: int, largest_component: int) -> dict:
+    """stats.json's `citation_graph` from the sums the pipeline makes: the keys and rounding of `graph_statistics`
+    (whose networkx figures these equal, the clustering exact at every size), then the density (edges over the
+    n (n - 1) a directed graph can hold, 4 significant digits) and the connected components of the graph taken as
+    undirected (how many, and the nodes in the largest)."""
+    if nodes == 0:
+        return {
+            "nodes": 0,
+            "edges": 0,
+            "average_degree": 0.0,
+            "average_clustering": 0.0,
+            "clustering": "exact",
+            "density": 0.0,
+            "components": 0,
+            "largest_component": 0,
+        }
+    return {
+        "nodes": nodes,
+        "edges": edges,
+        "average_degree": round(2 * edges / nodes, 4),
+        "average_clustering": round(clustering_sum / nodes, 4),
+        "clustering": "exact",
+        "density": float(f"{edges / (nodes * (nodes - 1)):.4g}") if nodes > 1 else 0.0,
+        "components": components,
+        "largest_component": largest_component,
     }
 
 
@@ -439,18 +545,18 @@ def build_stats(
 
 def dataset_files(
     tallies: Mapping[str, int],
-    edges: Iterable[tuple[str, str]],
+    graph: Mapping,
     years: Mapping[str, int],
     plot_sums: Iterable[tuple[PlotKey, int]],
     options: Mapping,
 ) -> dict[str, bytes]:
     """What a run writes once every count is in: the plots (`plots/*.png`, drawn from the per-key sums
-    `plot_sums`), stats.json and the card."""
+    `plot_sums`), stats.json and the card. `graph` is the citation graph's figures (`graph_figures`)."""
     from extractors.plots import render_plots  # matplotlib, only where the plots are drawn
 
     numbers = plot_numbers(plot_sums or [])
     images = {f"plots/{name}": png for name, png in render_plots(numbers).items()}
-    stats = build_stats(tallies, graph_statistics(edges), years, options, plots=numbers, plot_files=list(images))
+    stats = build_stats(tallies, graph, years, options, plots=numbers, plot_files=list(images))
     return {**images, **assembly.stats_and_card_files(stats, dataset_card(stats))}
 
 
@@ -523,6 +629,16 @@ def _versions_section(stats: Mapping) -> str:
 - schema version: `{versions.get("schema_version")}`, the tables' columns; any change of a table's columns
   changes it.
 """
+
+
+def _components_text(graph: Mapping) -> str:
+    """The card's sentence on density and components; none for stats written before they were counted."""
+    if "components" not in graph:
+        return ""
+    return (
+        f" Density {graph.get('density', 0)}; {_plural(graph['components'], 'connected component')} (citations "
+        f"taken as undirected), the largest with {graph.get('largest_component', 0):,} papers."
+    )
 
 
 def dataset_card(stats: Mapping, name: str = "citrec arsyta") -> str:
@@ -599,7 +715,7 @@ published after the citing paper is dropped.
 
 Papers: {stats["papers"]:,}. Citation graph: {graph.get("nodes", 0):,} nodes, {graph.get("edges", 0):,} edges,
 average degree {graph.get("average_degree", 0)}, average local clustering coefficient
-{graph.get("average_clustering", 0)} ({graph.get("clustering", "exact")}).
+{graph.get("average_clustering", 0)} ({graph.get("clustering", "exact")}).{_components_text(graph)}
 
 | funnel | count |
 |---|---|

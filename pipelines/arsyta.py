@@ -21,27 +21,18 @@ from operator import attrgetter
 from pathlib import Path
 
 import apache_beam as beam
-from apache_beam.io.filesystems import FileSystems
 from apache_beam.options.pipeline_options import PipelineOptions
 
 from extractors.clients.grobid import GrobidClient, GrobidOptions, GrobidUnavailable, RetryPolicy
 from extractors.contexts import ContextConfig
-from extractors.dataset import (
-    SplitConfig,
-    cited_count_key,
-    citing_category_key,
-    context_plot_keys,
-    dataset_files,
-    dataset_warnings,
-    format_funnel,
-    pool_key,
-)
+from extractors.dataset import SplitConfig, dataset_files, dataset_warnings, format_funnel
 from extractors.recipes import RECIPES, Recipe, recipe_named
-from extractors.schemas import CITATIONS_SCHEMA, CONTEXTS_SCHEMA, PAPERS_SCHEMA, citation_row, context_row, paper_row
+from extractors.schemas import CITATIONS_SCHEMA, CONTEXTS_SCHEMA, PAPERS_SCHEMA, context_row, paper_row
 from mapping.matcher import MatchConfig
+from pipelines.exports import NO_EXPORTS, ExportPlan
 from pipelines.grobid import GrobidConfig, ParsePdfs, ParseRawReferences
 from pipelines.inputs import ReadConfig
-from pipelines.matching import ResolveReferencesByJoin
+from pipelines.matching import ResolveReferencesByJoin, choose_title_matcher
 from pipelines.options import CorpusOptions, add_input_flag
 from pipelines.outputs import fail
 from pipelines.skeleton import DatasetPipeline, Inputs, Plan, RunRequest, Table, WriteDataset
@@ -50,12 +41,15 @@ from pipelines.transforms import (
     POOLS,
     AssignSplits,
     CanonicalizeIds,
+    CitationGraph,
+    CountFigures,
     CutContexts,
     MergeDatabase,
     ParseDocuments,
     ReadPaperDatabase,
     ResolveReferences,
     SelectPapers,
+    plot_sums,  # noqa: F401 - moved to pipelines.transforms; imported from here by older callers
 )
 
 LOG = logging.getLogger("pipelines.arsyta")
@@ -96,7 +90,8 @@ class ArsytaOptions(PipelineOptions):
             "--grobid_concurrency",
             type=int,
             default=4,
-            help="Requests in flight per worker; match the server's concurrency divided by the workers "
+            help="Requests in flight per worker process, shared by every GROBID step in it; match the server's "
+            "concurrency divided by the processes of all workers (Dataflow runs one per vCPU) "
             "(default %(default)s).",
         )
         grobid.add_argument(
@@ -166,20 +161,6 @@ class ArsytaOptions(PipelineOptions):
             type=int,
             default=MatchConfig.max_bucket,
             help="Papers kept per LSH bucket; the pairs beyond it are counted (default %(default)s).",
-        )
-        algo.add_argument(
-            "--title_matcher",
-            choices=("auto", "memory", "join"),
-            default="auto",
-            help="Reference matching: 'memory' holds the database in one side input (fastest while it fits), "
-            "'join' resolves with Beam joins so no worker holds the database, 'auto' picks 'join' when the "
-            "metadata is estimated at more than --memory_matcher_max_papers papers (default %(default)s).",
-        )
-        algo.add_argument(
-            "--memory_matcher_max_papers",
-            type=int,
-            default=MEMORY_MATCHER_MAX_PAPERS,
-            help="Estimated database size above which --title_matcher=auto uses the join (default %(default)s).",
         )
 
 
@@ -260,102 +241,6 @@ TABLES = (
 """The dataset's tables: contexts per split, papers (candidates and citing papers), the citation graph."""
 
 
-class CitationGraph(beam.PTransform):
-    """Contexts into the `citations/` table's rows: one per (citing, cited) pair, with its contexts' headings."""
-
-    def expand(self, contexts):
-        return (
-            contexts
-            | "ByPair" >> beam.Map(lambda c: ((c.citing_id, c.cited_id), c.section_heading))
-            | "GroupPairs" >> beam.GroupByKey()
-            | "CitationRows" >> beam.MapTuple(lambda pair, headings: citation_row(pair[0], pair[1], list(headings)))
-        )
-
-
-class CountFigures(beam.PTransform):
-    """What stats.json, Table 1 and the plots are computed from, each one small value: `years` (papers per
-    publication year), `edges` (the citation graph), `plot_sums` (`plot_sums`), and on `tally` the citing
-    papers per split."""
-
-    def expand(self, inputs):
-        contexts, citations, papers = inputs["contexts"], inputs["citations"], inputs["papers"]
-        citing_per_split = (
-            contexts
-            | "SplitCiting" >> beam.Map(lambda c: (c.split, c.citing_id))
-            | "DistinctCiting" >> beam.Distinct()
-            | "CitingTally" >> beam.Map(lambda sc: (f"citing_papers:{sc[0]}", 1))
-        )
-        years = (
-            papers
-            | "PaperYears" >> beam.Map(lambda p: str(p.year) if p.year else "unknown")
-            | "CountYears" >> beam.combiners.Count.PerElement()
-            | "YearDict" >> beam.combiners.ToDict()
-        )
-        edges = (
-            citations
-            | "Edges" >> beam.Map(lambda row: (row["citing_id"], row["cited_id"]))
-            | "EdgeList" >> beam.combiners.ToList()
-        )
-        return {
-            TALLY: citing_per_split,
-            "years": years,
-            "edges": edges,
-            "plot_sums": plot_sums(contexts, citations, papers),
-        }
-
-
-def plot_sums(contexts, citations, papers):
-    """The numbers behind the plots and Table 1 as one list of (small key, sum): a few hundred keys (years,
-    length buckets, citation counts, categories), summed across workers; no worker holds the contexts."""
-    per_cited = (
-        ("contexts", "Contexts", contexts | "CitedByContext" >> beam.Map(lambda c: c.cited_id)),
-        ("citing_papers", "CitingPapers", citations | "CitedByPaper" >> beam.Map(lambda row: row["cited_id"])),
-    )
-    counts = [
-        ids
-        | f"{label}PerCited" >> beam.combiners.Count.PerElement()
-        | f"{label}PerCitedKey" >> beam.MapTuple(lambda _, n, kind=kind: cited_count_key(kind, n))
-        for kind, label, ids in per_cited
-    ]
-    categories = (
-        contexts
-        | "CitingCategory" >> beam.Map(lambda c: (c.citing_id, c.citing_primary_category))
-        | "DistinctCitingCategory" >> beam.Distinct()
-        | "CategoryKey" >> beam.MapTuple(lambda _, category: citing_category_key(category))
-    )
-    return (
-        (
-            contexts | "ContextPlotKeys" >> beam.FlatMap(context_plot_keys),
-            *counts,
-            categories,
-            papers | "PoolKeys" >> beam.Map(pool_key),
-        )
-        | "AllPlotKeys" >> beam.Flatten()
-        | "SumPlotKeys" >> beam.CombinePerKey(sum)
-        | "PlotSums" >> beam.combiners.ToList()
-    )
-
-
-MEMORY_MATCHER_MAX_PAPERS = 500_000
-METADATA_BYTES_PER_PAPER = 1_000
-"""The smallest record size we know (S2ORC 2020 metadata ~1.4 kB a line, the arXiv snapshot ~1.5 kB), rounded
-down, so that the estimate errs towards more papers and the join."""
-
-
-def choose_title_matcher(inputs: dict[str, list[str]], choice: str, max_papers: int) -> tuple[str, str]:
-    """('memory' or 'join', why), deciding 'auto' from the size of the metadata files before the run."""
-    if choice != "auto":
-        return choice, f"--title_matcher={choice}"
-    size = sum(m.size_in_bytes for p in inputs.get("metadata", []) for m in FileSystems.match([p])[0].metadata_list)
-    documents = sum(
-        len(FileSystems.match([p])[0].metadata_list) for k in ("tei", "s2orc", "pdfs") for p in inputs.get(k, [])
-    )
-    estimate = size // METADATA_BYTES_PER_PAPER + documents
-    method = "join" if estimate > max_papers else "memory"
-    why = f"auto: about {estimate:,} papers ({size:,} metadata bytes, {documents:,} document files)"
-    return method, f"{why}, limit {max_papers:,}"
-
-
 def build_pipeline(
     pipeline: beam.Pipeline,
     inputs: dict[str, list[str]],
@@ -372,8 +257,10 @@ def build_pipeline(
     grobid_citations: bool = False,
     recipe: Recipe | None = None,
     pool: str = "cited",
+    exports: ExportPlan = NO_EXPORTS,
 ):
-    """Wire the stages; returns the final PCollection (the output directory, once written)."""
+    """Wire the stages; returns the final PCollection (the output directory, once written). `exports`: the peers'
+    layouts written in the same job."""
     read = read or ReadConfig()
     parsed = pipeline | "ParseDocuments" >> ParseDocuments(inputs.get("tei", []), inputs.get("s2orc", []), read)
     if inputs.get("pdfs"):
@@ -438,11 +325,11 @@ def build_pipeline(
     }
     return {
         **written,
-        **{name: figures[name] for name in ("years", "edges", "plot_sums")},
+        **{name: figures[name] for name in ("years", "graph", "plot_sums")},
         DEAD: dead,
         TALLY: tallies,
         INPUTS: accounts,
-    } | "WriteDataset" >> WriteDataset(output, num_shards, TABLES, partial(dataset_files, options=record))
+    } | "WriteDataset" >> WriteDataset(output, num_shards, TABLES, partial(dataset_files, options=record), exports)
 
 
 # ---------------------------------------------------------------------------------------------------- run
@@ -456,6 +343,7 @@ def configure(request: RunRequest) -> Plan:
     """The run's recipe, splits, window, matching and GROBID settings, checked before any work; GROBID, when
     PDFs or raw reference strings need it, must answer (its version is part of the cache key)."""
     options = request.options.view_as(ArsytaOptions)
+    corpus = request.corpus
     recipe, split, contexts = recipe_settings(options)
     grobid = grobid_config(options) if request.inputs.get("pdfs") or options.grobid_citations else None
     match = MatchConfig(
@@ -463,7 +351,7 @@ def configure(request: RunRequest) -> Plan:
         max_candidates=options.title_max_candidates,
         max_bucket=options.title_max_bucket,
     )
-    title_matcher, why = choose_title_matcher(request.inputs, options.title_matcher, options.memory_matcher_max_papers)
+    title_matcher, why = choose_title_matcher(request.inputs, corpus.title_matcher, corpus.memory_matcher_max_papers)
     print(f"reference matching: {title_matcher} ({why})", file=sys.stderr)
     build = partial(
         build_pipeline,

@@ -6,13 +6,18 @@
         --metadata 'arxiv-metadata.jsonl' --output out/citationr --export_json
 
 Without `--reviews` it runs on the bundled example (`examples/reviews`). Reviews are PeerRead JSON,
-OpenReview notes (JSON/JSONL, API v1 or v2) or the flat CSV export of notes. `--tei`/`--s2orc` give the
-submissions' own parsed papers (matched by file stem = submission id, or by title) so that mentions of papers
-the submission already cites are told apart. `--metadata` is the paper database, as in arsyta.
+OpenReview notes (JSON/JSONL, API v1 or v2), the flat CSV export of notes, DISAPERE JSON or plain-text review
+exports; every free-text field of a review is read, whatever the form calls it (`extractors/reviews/forms.py`).
+`--tei`/`--s2orc`/`--pdfs` (through GROBID) give the submissions' own papers (matched by file stem = submission id,
+or by title), and a `--metadata` record that lists its references gives them too, so that mentions of papers the
+submission already cites are told apart; a run that cannot tell says so in stats.json. `--metadata` is the paper
+database, as in arsyta. With `--grobid_citations` (or an explicit `--grobid_url`) the reviewers' reference strings
+go through GROBID's processCitationList. docs/citationr.md has the rules, the outputs and the figures.
 """
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator
 from dataclasses import replace
 from functools import partial
@@ -20,24 +25,39 @@ from operator import attrgetter
 from pathlib import Path
 
 import apache_beam as beam
-from apache_beam.options.pipeline_options import PipelineOptions
 from apache_beam.pvalue import TaggedOutput
 
 from extractors.clients.resolvers import OnlineResolver, ResolverConfig
-from extractors.documents.files import file_stem
 from extractors.documents.streams import TooLarge, read_errors
-from extractors.records import BibEntry, DeadLetter, Paper, ParsedDocument
+from extractors.records import BibEntry, DeadLetter, ParsedDocument, Resolution, no_count
+from extractors.reviews.bibliographies import (
+    bibliography_of_document,
+    bibliography_of_papers,
+    document_keys,
+    fullest,
+    paper_keys,
+    submission_keys,
+)
 from extractors.reviews.dataset import (
     CitationrConfig,
+    bucket_keys,
     build_query,
     candidate,
+    citationr_warnings,
     dataset_files,
+    extension_keys,
     format_funnel,
     positives_for,
     summarize_review,
     title_only_candidate,
 )
-from extractors.reviews.forms import REVIEW_TEXT_FIELDS, merge_submissions, parse_review_file, split_for_submission
+from extractors.reviews.forms import (
+    ALL_FREE_TEXT,
+    ReviewFields,
+    merge_submissions,
+    parse_review_file,
+    split_for_submission,
+)
 from extractors.reviews.mentions import RECOMMENDED, Bibliography, MentionConfig, extract_review_mentions, mention_key
 from extractors.reviews.records import Candidate, MentionRecord, Review, Submission
 from extractors.schemas import (
@@ -52,54 +72,21 @@ from extractors.schemas import (
     query_row,
     review_row,
 )
-from mapping.matcher import InMemoryMatcher, MatchConfig
-from mapping.titles import normalize_title
-from pipelines.exports import export_rmc
+from mapping.matcher import InMemoryMatcher, MatchConfig, usable_title
+from pipelines.arsyta import ArsytaOptions, grobid_config
+from pipelines.exports import NO_EXPORTS, ExportPlan, export_rmc
+from pipelines.grobid import GrobidConfig, ParsePdfs, ParseRawReferences
 from pipelines.inputs import MAX_DOCUMENT_BYTES, ParseFiles, ReadConfig, ReadTask, file_of, read_document_bytes
-from pipelines.options import CorpusOptions, add_input_flag
+from pipelines.matching import PAPERS, REFS, UNCOUNTED, MatchReferences, choose_title_matcher
+from pipelines.options import CitationrOptions, CorpusOptions
 from pipelines.outputs import fail
 from pipelines.skeleton import DatasetPipeline, Inputs, Plan, RunRequest, Table, WriteDataset
 from pipelines.tallies import DEAD, TALLY, ConfiguredFn, ConfiguredTransform, Tallies
 from pipelines.transforms import ParseDocuments, ReadPaperDatabase, in_memory_matcher
 
 NAMESPACE = "citationr"
+REFERENCE_ENTRY = "reference_entry"  # a mention that is a reviewer's reference string (`PaperMention.source`)
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "reviews"
-
-
-class CitationrOptions(PipelineOptions):
-    @classmethod
-    def _add_argparse_args(cls, parser) -> None:
-        group = parser.add_argument_group("citationr inputs and outputs")
-        add_input_flag(
-            group, "--reviews", "Reviews: PeerRead JSON, OpenReview notes JSON/JSONL, or notes CSV (glob; repeatable)."
-        )
-        group.add_argument(
-            "--export_unresolved",
-            action="store_true",
-            help="Keep title-only (unresolved) positives in the JSON export.",
-        )
-        group.add_argument(
-            "--review_fields",
-            default=",".join(REVIEW_TEXT_FIELDS),
-            help="Comma-separated note content fields read as review text (default: the known forms).",
-        )
-        algo = parser.add_argument_group("citationr settings (recorded in stats.json)")
-        algo.add_argument(
-            "--candidate_years",
-            type=int,
-            default=0,
-            help="Candidate extension: database papers published at most this many years before a "
-            "query, sharing a category with a resolved positive (CitationR: 3). 0: off.",
-        )
-        online = parser.add_argument_group("online resolvers (off by default; need internet)")
-        online.add_argument(
-            "--online_resolvers",
-            default="",
-            help="Comma-separated: dblp, s2. Tried, in order, for recommended titles the database lacks.",
-        )
-        online.add_argument("--resolver_cache", default=".citationr-cache", help="Disk cache (default %(default)s).")
-        online.add_argument("--resolver_interval", type=float, default=1.0, help="Seconds between calls (default 1).")
-        online.add_argument("--resolver_timeout", type=float, default=10.0, help="Seconds per call (default 10).")
 
 
 # ------------------------------------------------------------------------------------------ read reviews
@@ -108,8 +95,8 @@ class CitationrOptions(PipelineOptions):
 class ParseReviewFileFn(beam.DoFn):
     """A review file (read whole, decompressed by suffix, capped) into reviews, submissions, dead letters."""
 
-    def __init__(self, text_fields: tuple[str, ...], max_bytes: int = MAX_DOCUMENT_BYTES) -> None:
-        self.text_fields = text_fields
+    def __init__(self, fields: ReviewFields = ALL_FREE_TEXT, max_bytes: int = MAX_DOCUMENT_BYTES) -> None:
+        self.fields = fields
         self.max_bytes = max_bytes
 
     def process(self, task: ReadTask) -> Iterator:
@@ -123,7 +110,7 @@ class ParseReviewFileFn(beam.DoFn):
         except read_errors() as err:
             items = [DeadLetter(path, "read", "unreadable_file", f"{type(err).__name__}: {err}"[:500])]
         else:
-            items = list(parse_review_file(data, path, self.text_fields))
+            items = list(parse_review_file(data, path, self.fields))
         if items and all(isinstance(i, DeadLetter) and i.source == path for i in items):
             tally("review_files_dead_lettered")
         for item in items:
@@ -146,14 +133,16 @@ class ParseReviewFileFn(beam.DoFn):
 class ReadReviews(beam.PTransform):
     """Review files into `reviews`, merged `submissions`, `dead` and `tally`."""
 
-    def __init__(self, patterns: list[str], text_fields: tuple[str, ...], read: ReadConfig | None = None) -> None:
+    def __init__(
+        self, patterns: list[str], fields: ReviewFields = ALL_FREE_TEXT, read: ReadConfig | None = None
+    ) -> None:
         super().__init__()
         self.patterns = patterns
-        self.text_fields = text_fields
+        self.fields = fields
         self.read = read or ReadConfig()
 
     def expand(self, pbegin):
-        parse = ParseReviewFileFn(self.text_fields, self.read.max_document_bytes)
+        parse = ParseReviewFileFn(self.fields, self.read.max_document_bytes)
         parsed = pbegin | "ParseReviews" >> ParseFiles(
             self.patterns, "reviews", self.read, parse, "reviews", ["submissions"]
         )
@@ -178,48 +167,101 @@ class ReadReviews(beam.PTransform):
 
 
 def _document_keys(document: ParsedDocument) -> list[tuple[str, Bibliography]]:
-    bibliography = Bibliography(
-        titles=tuple(e.title for e in document.bib_entries if e.title),
-        arxiv_ids=frozenset(e.arxiv_id for e in document.bib_entries if e.arxiv_id),
-        dois=frozenset(e.doi for e in document.bib_entries if e.doi),
-    )
-    keys = [f"id:{file_stem(file_of(document.source))}", f"id:{document.paper_id}"]
-    if normalize_title(document.title):
-        keys.append(f"title:{normalize_title(document.title)}")
-    return [(k, bibliography) for k in dict.fromkeys(keys)]
+    bibliography = bibliography_of_document(document)
+    return [(key, bibliography) for key in document_keys(document, file_of(document.source))]
 
 
-def _submission_keys(submission: Submission) -> list[tuple[str, str]]:
-    keys = [f"id:{submission.submission_id}"]
-    if normalize_title(submission.title):
-        keys.append(f"title:{normalize_title(submission.title)}")
-    return [(k, submission.submission_id) for k in keys]
+def _keyed_submissions(submission: Submission) -> list[tuple[str, str]]:
+    return [(key, submission.submission_id) for key in submission_keys(submission)]
+
+
+def _pair_up(element) -> list[tuple[str, object]]:
+    _, grouped = element
+    return [(s, value) for s in dict.fromkeys(grouped["submissions"]) for value in grouped["values"]]
 
 
 class SubmissionBibliographies(beam.PTransform):
-    """(submission_id, Bibliography) for submissions whose own paper was given as TEI or S2ORC."""
+    """(submission_id, Bibliography) for each submission whose references are known: from its own paper given
+    as TEI, S2ORC or a PDF (through GROBID), or from its record in the paper database when that lists its
+    references (`extractors.reviews.bibliographies`); the fullest when several are (`fullest`)."""
 
-    def __init__(self, tei: list[str], s2orc: list[str], read: ReadConfig | None = None) -> None:
+    def __init__(
+        self,
+        tei: list[str],
+        s2orc: list[str],
+        read: ReadConfig | None = None,
+        pdfs: list[str] | None = None,
+        grobid: GrobidConfig | None = None,
+    ) -> None:
         super().__init__()
-        self.tei, self.s2orc = tei, s2orc
+        self.tei, self.s2orc, self.pdfs = tei, s2orc, pdfs or []
         self.read = read
+        self.grobid = grobid
 
-    def expand(self, submissions):
+    def expand(self, inputs):
+        submissions, papers = inputs["submissions"], inputs["papers"]
         pbegin = submissions.pipeline
         parsed = pbegin | "ParseSubmissionPapers" >> ParseDocuments(self.tei, self.s2orc, self.read)
-        joined = (
-            {
-                "documents": parsed["documents"] | "DocumentKeys" >> beam.FlatMap(_document_keys),
-                "submissions": submissions | "SubmissionKeys" >> beam.FlatMap(_submission_keys),
-            }
+        documents, dead, tallies = parsed["documents"], [parsed[DEAD]], [parsed[TALLY]]
+        if self.pdfs:
+            if self.grobid is None:
+                raise ValueError("submission PDFs need a GrobidConfig")
+            pdfs = pbegin | "ParseSubmissionPdfs" >> ParsePdfs(self.pdfs, self.grobid, self.read)
+            documents = (documents, pdfs["documents"]) | "WithPdfDocuments" >> beam.Flatten()
+            dead.append(pdfs[DEAD])
+            tallies.append(pdfs[TALLY])
+        keyed = submissions | "SubmissionKeys" >> beam.FlatMap(_keyed_submissions)
+        own = (
+            {"values": documents | "DocumentKeys" >> beam.FlatMap(_document_keys), "submissions": keyed}
             | "JoinPapersToSubmissions" >> beam.CoGroupByKey()
-            | "PairUp" >> beam.FlatMap(lambda kv: [(s, b) for s in kv[1]["submissions"] for b in kv[1]["documents"]])
-            | "GroupBibliographies" >> beam.GroupByKey()
-            | "Fullest" >> beam.MapTuple(lambda s, bs: (s, max(bs, key=lambda b: (len(b.titles), sorted(b.titles)))))
+            | "PairUp" >> beam.FlatMap(_pair_up)
         )
-        count = joined | "CountBibliographies" >> beam.Map(lambda _: ("submissions_with_bibliography", 1))
-        tally = (parsed[TALLY], count) | "BibliographyTallies" >> beam.Flatten()
-        return {"bibliographies": joined, DEAD: parsed[DEAD], TALLY: tally}
+        from_database = {"submissions": keyed, "papers": papers} | "FromDatabase" >> DatabaseBibliographies()
+        joined = (
+            (own, from_database)
+            | "AllBibliographies" >> beam.Flatten()
+            | "GroupBibliographies" >> beam.GroupByKey()
+            | "Fullest" >> beam.MapTuple(lambda s, bs: (s, fullest(bs)))
+        )
+        count = joined | "CountBibliographies" >> beam.FlatMap(
+            lambda kv: [("submissions_with_bibliography", 1), (f"submissions_with_bibliography:{kv[1].source}", 1)]
+        )
+        tally = (*tallies, count) | "BibliographyTallies" >> beam.Flatten()
+        return {"bibliographies": joined, DEAD: tuple(dead) | "BibliographyDead" >> beam.Flatten(), TALLY: tally}
+
+
+class DatabaseBibliographies(beam.PTransform):
+    """`{"submissions": (key, submission id), "papers": Paper}` to (submission id, Bibliography) for each
+    submission whose database record lists what it cites: the record found by id or title (`paper_keys`), its
+    cited S2 ids looked up in the same database, their titles and identifiers the bibliography."""
+
+    def expand(self, inputs):
+        papers = inputs["papers"]
+        records = (
+            {
+                "submissions": inputs["submissions"],
+                "values": papers | "RecordKeys" >> beam.FlatMap(lambda p: [(k, p) for k in paper_keys(p)]),
+            }
+            | "JoinRecordsToSubmissions" >> beam.CoGroupByKey()
+            | "SubmissionRecords" >> beam.FlatMap(_pair_up)
+            | "OneRecordPerSubmission"
+            >> beam.combiners.Top.PerKey(1, key=lambda p: (len(p.outbound_s2_ids), p.paper_id))
+        )
+        cites = records | "CitedS2Ids" >> beam.FlatMap(
+            lambda kv: [(s2_id, kv[0]) for s2_id in dict.fromkeys(kv[1][0].outbound_s2_ids)]
+        )
+        cited = (
+            {
+                "submissions": cites,
+                "values": papers
+                | "PapersByS2Id" >> beam.FlatMap(lambda p: [(p.s2_paper_id, p)] if p.s2_paper_id else []),
+            }
+            | "JoinCitedPapers" >> beam.CoGroupByKey()
+            | "CitedBySubmission" >> beam.FlatMap(_pair_up)
+            | "GroupCited" >> beam.GroupByKey()
+            | "CitedBibliography" >> beam.MapTuple(lambda s, ps: (s, bibliography_of_papers(ps)))
+        )
+        return cited
 
 
 # ------------------------------------------------------------------------------------------ mine mentions
@@ -234,9 +276,15 @@ class MineMentionsFn(ConfiguredFn):
         submission_id, grouped = element
         tally = Tallies(NAMESPACE)
         bibliographies = list(grouped["bibliographies"])
-        bibliography = bibliographies[0] if bibliographies else Bibliography()
-        for review in sorted(grouped["reviews"], key=lambda r: r.review_id):
+        bibliography = fullest(bibliographies) if bibliographies else Bibliography()
+        reviews = sorted(grouped["reviews"], key=lambda r: r.review_id)
+        if reviews:
+            tally("submissions_reviewed")
+            tally("submissions_cited_known" if bibliography.known else "submissions_cited_undecided")
+        for review in reviews:
             found = extract_review_mentions(review.text, review.sections, bibliography, self.config, tally)
+            if not bibliography.known:
+                tally("recommended_cited_undecided", sum(m.kind == RECOMMENDED for m in found))
             records = [
                 MentionRecord(mention_key(review.review_id, m), review.review_id, submission_id, m) for m in found
             ]
@@ -271,12 +319,102 @@ class MineMentions(ConfiguredTransform):
         return {"mentions": mined.mentions, "reviews": mined.reviews, TALLY: mined[TALLY]}
 
 
+# ---------------------------------------------------------------------------- reviewers' reference strings
+
+
+def _references_of_review(element) -> ParsedDocument:
+    """A review's reference entries as the bib entries of a document of its own (no title: GROBID reads them)."""
+    review_id, records = element
+    entries = tuple(
+        BibEntry(bib_id=r.mention_id, raw=r.mention.text)
+        for r in sorted(records, key=lambda r: r.mention_id)
+        if r.mention.source == REFERENCE_ENTRY
+    )
+    return ParsedDocument(review_id, f"review:{review_id}", "review", None, None, (), (), entries)
+
+
+class _WithReadingFn(beam.DoFn):
+    """A mention with GROBID's reading of its reference string: GROBID's title (when usable) and identifiers
+    (where the mention has none) replace the rules' cut; a mention GROBID did not read stays as it was."""
+
+    def __init__(self, match: MatchConfig) -> None:
+        self.match = match
+
+    def process(self, element) -> Iterator:
+        _, grouped = element
+        readings = [r for r in grouped["readings"] if usable_title(r.title, self.match) or r.doi or r.arxiv_id]
+        for record in grouped["mentions"]:
+            if not readings:
+                yield record
+                continue
+            reading, m = readings[0], record.mention
+            title = reading.title if usable_title(reading.title, self.match) else m.title
+            mention = replace(
+                m,
+                title=title,
+                doi=m.doi or reading.doi,
+                arxiv_id=m.arxiv_id or reading.arxiv_id,
+                year=m.year or reading.year,
+            )
+            yield TaggedOutput(TALLY, ("reviewer_references_read_by_grobid", 1))
+            yield replace(record, mention=mention)
+
+
+class ReadReviewerReferences(beam.PTransform):
+    """Reviewers' reference entries through GROBID's processCitationList, as a bibliography's raw strings go
+    (`pipelines.grobid.ParseRawReferences`, cached alike): each review's entries become the bib entries of a
+    document of its own, GROBID's reading of each string gives the mention its title and identifiers. Mentions
+    in, the same mentions out (`mentions`), plus `dead` (a string GROBID failed on) and `tally`."""
+
+    def __init__(self, grobid: GrobidConfig, match: MatchConfig) -> None:
+        super().__init__()
+        self.grobid, self.match = grobid, match
+
+    def expand(self, mentions):
+        documents = (
+            mentions
+            | "ReferenceEntries" >> beam.Filter(lambda r: r.mention.source == REFERENCE_ENTRY)
+            | "EntriesByReview" >> beam.Map(lambda r: (r.review_id, r))
+            | "GroupEntries" >> beam.GroupByKey()
+            | "ReviewDocuments" >> beam.Map(_references_of_review)
+        )
+        parsed = documents | "ParseRawReferences" >> ParseRawReferences(self.grobid, self.match)
+        readings = parsed["documents"] | "Readings" >> beam.FlatMap(lambda d: [(e.bib_id, e) for e in d.bib_entries])
+        merged = (
+            {"mentions": mentions | "MentionsById" >> beam.Map(lambda r: (r.mention_id, r)), "readings": readings}
+            | "JoinReadings" >> beam.CoGroupByKey()
+            | "WithReadings" >> beam.ParDo(_WithReadingFn(self.match)).with_outputs(TALLY, main="mentions")
+        )
+        tally = (parsed[TALLY], merged[TALLY]) | "ReferenceTallies" >> beam.Flatten()
+        return {"mentions": merged.mentions, DEAD: parsed[DEAD], TALLY: tally}
+
+
 # ------------------------------------------------------------------------------------------ resolve them
 
 
-class ResolveMentionsFn(beam.DoFn):
-    """Each mention with a title or identifier to a database paper: identifiers first, then the title
-    matcher; recommended ones the database lacks go to the online resolvers when they are enabled."""
+def mention_entry(record: MentionRecord) -> BibEntry:
+    """A mention as the bib entry the matchers resolve (its id the mention's). A reviewer's reference entry keeps
+    its string as the entry's raw string: without a usable title it resolves as a bibliography's raw reference
+    does (`mapping.raw_strings`), with no cutting of a title out of it."""
+    m = record.mention
+    raw = m.text if m.source == REFERENCE_ENTRY else None
+    return BibEntry(bib_id=record.mention_id, title=m.title, year=m.year, doi=m.doi, arxiv_id=m.arxiv_id, raw=raw)
+
+
+def resolvable(record: MentionRecord) -> bool:
+    """Whether a mention has a title, an identifier or a reference string to resolve."""
+    m = record.mention
+    return bool(m.title or m.arxiv_id or m.doi or m.source == REFERENCE_ENTRY)
+
+
+def mention_ref(record: MentionRecord) -> str:
+    """A mention's key in the join matcher: only recommended mentions are counted, as in the in-memory path."""
+    return record.mention_id if record.mention.kind == RECOMMENDED else UNCOUNTED + record.mention_id
+
+
+class _FinishMentionFn(beam.DoFn):
+    """What follows a mention's resolution whichever matcher made it: the paper it resolved to, then, for a
+    recommended one the database lacks, the online resolvers when they are enabled, and the counts."""
 
     def __init__(self, resolver: ResolverConfig) -> None:
         self.resolver_config = resolver
@@ -286,23 +424,19 @@ class ResolveMentionsFn(beam.DoFn):
         if self.resolver_config.names:
             self.resolver = OnlineResolver(self.resolver_config)
 
-    def process(self, record: MentionRecord, matcher: InMemoryMatcher) -> Iterator:
-        tally = Tallies(NAMESPACE)
+    def finish(self, record: MentionRecord, resolution: Resolution | None, tally: Tallies) -> Iterator:
         m = record.mention
         recommended = m.kind == RECOMMENDED
-        if m.title or m.arxiv_id or m.doi:
-            entry = BibEntry(bib_id=record.mention_id, title=m.title, year=m.year, doi=m.doi, arxiv_id=m.arxiv_id)
-            resolution = matcher.resolve(entry, tally if recommended else (lambda *_: None))
-            if resolution.paper_id is not None:
-                record = MentionRecord(
-                    record.mention_id,
-                    record.review_id,
-                    record.submission_id,
-                    m,
-                    resolution.paper_id,
-                    resolution.method,
-                    resolution.score,
-                )
+        if resolution is not None and resolution.paper_id is not None:
+            record = MentionRecord(
+                record.mention_id,
+                record.review_id,
+                record.submission_id,
+                m,
+                resolution.paper_id,
+                resolution.method,
+                resolution.score,
+            )
         if recommended and record.paper_id is None and self.resolver is not None:
             paper = self.resolver.resolve(m.title)
             if paper is not None:
@@ -313,23 +447,71 @@ class ResolveMentionsFn(beam.DoFn):
                 yield TaggedOutput("online_papers", paper)
         if recommended:
             tally("recommended_resolved" if record.paper_id else "recommended_unresolved")
-            if not (m.title or m.arxiv_id or m.doi):
+            if not resolvable(record):
                 tally("unresolved:no_title_or_identifier")
         yield record
         yield from tally.emit()
 
 
+class ResolveMentionsFn(_FinishMentionFn):
+    """Each mention with a title or identifier to a database paper through the in-memory matcher (a side input):
+    identifiers first, then the title; then `finish`."""
+
+    def process(self, record: MentionRecord, matcher: InMemoryMatcher) -> Iterator:
+        tally = Tallies(NAMESPACE)
+        resolution = None
+        if resolvable(record):
+            recommended = record.mention.kind == RECOMMENDED
+            resolution = matcher.resolve(mention_entry(record), tally if recommended else no_count)
+        yield from self.finish(record, resolution, tally)
+
+
+class _ApplyResolutionFn(_FinishMentionFn):
+    """A mention with the join matcher's resolution of it (none for a mention with nothing to resolve); `finish`."""
+
+    def process(self, element) -> Iterator:
+        _, grouped = element
+        resolution = next(iter(grouped["resolutions"]), None)
+        for record in grouped["mentions"]:
+            yield from self.finish(record, resolution, Tallies(NAMESPACE))
+
+
 class ResolveMentions(beam.PTransform):
-    def __init__(self, match: MatchConfig, resolver: ResolverConfig) -> None:
+    """`{"mentions", "papers"}` to resolved `mentions`, `online_papers` and `tally`. `matcher` "memory": the
+    database in one `InMemoryMatcher` side input; "join": `pipelines.matching.MatchReferences`, Beam joins in which
+    no worker holds the database (the same resolutions and counts)."""
+
+    def __init__(self, match: MatchConfig, resolver: ResolverConfig, matcher: str = "memory") -> None:
         super().__init__()
-        self.match, self.resolver = match, resolver
+        if matcher not in ("memory", "join"):
+            raise ValueError(f"matcher must be 'memory' or 'join', not {matcher!r}")
+        self.match, self.resolver, self.matcher = match, resolver, matcher
 
     def expand(self, inputs):
-        matcher = in_memory_matcher(inputs["papers"], self.match)
-        resolved = inputs["mentions"] | "Resolve" >> beam.ParDo(
-            ResolveMentionsFn(self.resolver), matcher=matcher
-        ).with_outputs("online_papers", TALLY, main="mentions")
-        return {"mentions": resolved.mentions, "online_papers": resolved.online_papers, TALLY: resolved[TALLY]}
+        outputs = ("online_papers", TALLY)
+        if self.matcher == "memory":
+            matcher = in_memory_matcher(inputs["papers"], self.match)
+            resolved = inputs["mentions"] | "Resolve" >> beam.ParDo(
+                ResolveMentionsFn(self.resolver), matcher=matcher
+            ).with_outputs(*outputs, main="mentions")
+            return {"mentions": resolved.mentions, "online_papers": resolved.online_papers, TALLY: resolved[TALLY]}
+        refs = (
+            inputs["mentions"]
+            | "Resolvable" >> beam.Filter(resolvable)
+            | "MentionEntries" >> beam.Map(lambda record: (mention_ref(record), mention_entry(record)))
+        )
+        matched = {PAPERS: inputs["papers"], REFS: refs} | "Match" >> MatchReferences(self.match)
+        resolved = (
+            {
+                "mentions": inputs["mentions"]
+                | "MentionsByRef" >> beam.Map(lambda record: (mention_ref(record), record)),
+                "resolutions": matched["resolutions"],
+            }
+            | "JoinResolutions" >> beam.CoGroupByKey()
+            | "Apply" >> beam.ParDo(_ApplyResolutionFn(self.resolver)).with_outputs(*outputs, main="mentions")
+        )
+        tally = (matched[TALLY], resolved[TALLY]) | "ResolveTallies" >> beam.Flatten()
+        return {"mentions": resolved.mentions, "online_papers": resolved.online_papers, TALLY: tally}
 
 
 # ------------------------------------------------------------------------------------ queries and splits
@@ -394,22 +576,37 @@ class BuildQueries(ConfiguredTransform):
 # ---------------------------------------------------------------------------------------------- candidates
 
 
-def _keep_candidate(
-    paper: Paper, positive_ids: list, query_years: list, categories: list, years: int
-) -> Iterator[Candidate]:
-    ids = set(positive_ids)
-    if paper.paper_id in ids:
-        yield candidate(paper, "positive")
+def _candidates_of(element) -> Iterator[Candidate]:
+    """A database paper as a candidate: a positive of the queries it is recommended to, else an extension
+    candidate of the queries whose positives' buckets it falls in; nothing for any other paper."""
+    _, grouped = element
+    papers = list(grouped["papers"])
+    if not papers:
         return
-    if years <= 0 or paper.year is None or not set(paper.categories) & set(categories):
+    positive_of = set(grouped["positive_of"])
+    if positive_of:
+        yield candidate(papers[0], "positive", positive_of)
         return
-    if any(0 <= y - paper.year <= years for y in query_years):
-        yield candidate(paper, "extension")
+    extends = set(grouped["extends"])
+    if extends:
+        yield candidate(papers[0], "extension", extends)
+
+
+def _opened_buckets(element, years: int) -> Iterator[tuple[str, str]]:
+    """(bucket, query) for each bucket a resolved positive opens for a query (`extension_keys`)."""
+    _, grouped = element
+    for paper in grouped["papers"]:
+        for submission_id, query_year in grouped["queries"]:
+            for key in extension_keys(paper, query_year, years):
+                yield key, submission_id
 
 
 class SelectCandidates(ConfiguredTransform):
     """`{"positives", "queries", "papers"}` (the database with what the online resolvers found) to `candidates`:
-    resolved positives, title-only positives, and (with --candidate_years) the extension papers."""
+    resolved positives, title-only positives, and (with --candidate_years N) the extension papers: per query,
+    the database papers that share a category with one of its resolved positives and were published at most N
+    years before or after it, not after the query's year (`extractors.reviews.dataset.extension_keys`). Each
+    candidate lists the queries it is a candidate of (`query_ids`)."""
 
     config: CitationrConfig
 
@@ -420,38 +617,60 @@ class SelectCandidates(ConfiguredTransform):
             | "PapersById" >> beam.Map(lambda p: (p.paper_id, p))
             | "GroupPaperIds" >> beam.GroupByKey()
             | "OnePaperPerId"
-            >> beam.MapTuple(lambda _, ps: sorted(ps, key=lambda p: (p.source != "metadata", repr(p)))[0])
+            >> beam.MapTuple(lambda i, ps: (i, sorted(ps, key=lambda p: (p.source != "metadata", repr(p)))[0]))
         )
-        positive_ids = positives | "PositiveIds" >> beam.Map(lambda p: p.paper_id) | "DistinctIds" >> beam.Distinct()
-        query_years = (
-            queries | "Years" >> beam.FlatMap(lambda q: [q.year] if q.year else []) | "DistinctYears" >> beam.Distinct()
-        )
-        resolved = (
-            {
-                "ids": positive_ids | "IdKeys" >> beam.Map(lambda i: (i, None)),
-                "papers": database | "KeyPapers" >> beam.Map(lambda p: (p.paper_id, p)),
-            }
-            | "JoinPositivePapers" >> beam.CoGroupByKey()
-            | "PositiveCategories"
-            >> beam.FlatMap(lambda kv: [c for p in kv[1]["papers"] for c in p.categories] if kv[1]["ids"] else [])
-            | "DistinctCategories" >> beam.Distinct()
-        )
-        kept = database | "KeepCandidates" >> beam.FlatMap(
-            _keep_candidate,
-            positive_ids=beam.pvalue.AsList(positive_ids),
-            query_years=beam.pvalue.AsList(query_years),
-            categories=beam.pvalue.AsList(resolved),
-            years=self.config.candidate_years,
+        resolved = positives | "Resolved" >> beam.Filter(lambda p: p.resolved)
+        positive_of = resolved | "PositiveOf" >> beam.Map(lambda p: (p.paper_id, p.submission_id))
+        years = self.config.candidate_years
+        if years > 0:
+            query_years = queries | "QueryYears" >> beam.Map(lambda q: (q.submission_id, q.year))
+            positive_queries = (
+                {
+                    "positives": resolved
+                    | "PositivesBySubmission" >> beam.Map(lambda p: (p.submission_id, p.paper_id)),
+                    "years": query_years,
+                }
+                | "JoinQueryYears" >> beam.CoGroupByKey()
+                | "PositiveQueryYears"
+                >> beam.FlatMap(
+                    lambda kv: [
+                        (pid, (kv[0], y)) for pid in kv[1]["positives"] for y in (list(kv[1]["years"]) or [None])
+                    ]
+                )
+            )
+            opened = (
+                {"papers": database, "queries": positive_queries}
+                | "JoinPositivePapers" >> beam.CoGroupByKey()
+                | "OpenBuckets" >> beam.FlatMap(_opened_buckets, years=years)
+            )
+            extends = (
+                {
+                    "queries": opened,
+                    "papers": database
+                    | "PaperBuckets" >> beam.FlatMap(lambda kv: [(b, kv[0]) for b in bucket_keys(kv[1])]),
+                }
+                | "JoinBuckets" >> beam.CoGroupByKey()
+                | "Extends" >> beam.FlatMap(lambda kv: [(p, q) for p in kv[1]["papers"] for q in set(kv[1]["queries"])])
+            )
+        else:
+            extends = inputs["papers"].pipeline | "NoExtension" >> beam.Create([])
+        kept = (
+            {"papers": database, "positive_of": positive_of, "extends": extends}
+            | "JoinCandidates" >> beam.CoGroupByKey()
+            | "Candidates" >> beam.FlatMap(_candidates_of)
         )
         title_only = (
             positives
             | "TitleOnly" >> beam.Filter(lambda p: not p.resolved)
-            | "TitleById" >> beam.Map(lambda p: (p.paper_id, p.title))
+            | "TitleById" >> beam.Map(lambda p: (p.paper_id, (p.title, p.submission_id)))
             | "GroupTitles" >> beam.GroupByKey()
-            | "TitleCandidates" >> beam.MapTuple(title_only_candidate)
+            | "TitleCandidates"
+            >> beam.MapTuple(lambda i, ts: title_only_candidate(i, [t for t, _ in ts], [s for _, s in ts]))
         )
         candidates = (kept, title_only) | "AllCandidates" >> beam.Flatten()
-        count = candidates | "CountCandidates" >> beam.Map(lambda _: ("candidates", 1))
+        count = candidates | "CountCandidates" >> beam.FlatMap(
+            lambda c: [("candidates", 1), (f"candidates:{c.role}", 1)]
+        )
         return {"candidates": candidates, TALLY: count}
 
 
@@ -477,34 +696,39 @@ def build_pipeline(
     mentions: MentionConfig | None = None,
     match: MatchConfig | None = None,
     resolver: ResolverConfig | None = None,
-    text_fields: tuple[str, ...] = REVIEW_TEXT_FIELDS,
+    fields: ReviewFields = ALL_FREE_TEXT,
     num_shards: int = 0,
     read_config: ReadConfig | None = None,
+    title_matcher: str = "memory",
+    grobid: GrobidConfig | None = None,
+    grobid_citations: bool = False,
+    exports: ExportPlan = NO_EXPORTS,
 ):
-    """Wire the stages; returns the final PCollection (the output directory, once written)."""
+    """Wire the stages; returns the final PCollection (the output directory, once written). `grobid` reads the
+    submissions' PDFs (`inputs["pdfs"]`) and, with `grobid_citations`, the reviewers' reference strings."""
     read_config = read_config or ReadConfig()
     config = config or CitationrConfig()
     mentions = mentions or MentionConfig()
     match = match or MatchConfig()
     resolver = resolver or ResolverConfig()
-    read = pipeline | "ReadReviews" >> ReadReviews(inputs["reviews"], text_fields, read_config)
-    if inputs.get("tei") or inputs.get("s2orc"):
-        bib = read["submissions"] | "SubmissionBibliographies" >> SubmissionBibliographies(
-            inputs.get("tei", []), inputs.get("s2orc", []), read_config
-        )
-    else:
-        empty = pipeline | "NoPapers" >> beam.Create([])
-        bib = {
-            "bibliographies": empty,
-            DEAD: pipeline | "NoPaperDead" >> beam.Create([]),
-            TALLY: pipeline | "NoPaperTally" >> beam.Create([]),
-        }
+    read = pipeline | "ReadReviews" >> ReadReviews(inputs["reviews"], fields, read_config)
     database = pipeline | "ReadPaperDatabase" >> ReadPaperDatabase(inputs.get("metadata", []), read_config)
+    bib = {"submissions": read["submissions"], "papers": database["papers"]} | "SubmissionBibliographies" >> (
+        SubmissionBibliographies(
+            inputs.get("tei", []), inputs.get("s2orc", []), read_config, inputs.get("pdfs", []), grobid
+        )
+    )
     mined = {"reviews": read["reviews"], "bibliographies": bib["bibliographies"]} | "MineMentions" >> MineMentions(
         mentions
     )
-    resolved = {"mentions": mined["mentions"], "papers": database["papers"]} | "ResolveMentions" >> ResolveMentions(
-        match, resolver
+    found, dead_letters, tallies = mined["mentions"], [read[DEAD], bib[DEAD], database[DEAD]], []
+    if grobid is not None and grobid_citations:
+        references = found | "ReadReviewerReferences" >> ReadReviewerReferences(grobid, match)
+        found = references["mentions"]
+        dead_letters.append(references[DEAD])
+        tallies.append(references[TALLY])
+    resolved = {"mentions": found, "papers": database["papers"]} | "ResolveMentions" >> ResolveMentions(
+        match, resolver, title_matcher
     )
     built = {
         "submissions": read["submissions"],
@@ -515,12 +739,13 @@ def build_pipeline(
     papers = (database["papers"], resolved["online_papers"]) | "WithOnlinePapers" >> beam.Flatten()
     wanted = {"positives": built["positives"], "queries": built["queries"], "papers": papers}
     candidates = wanted | "SelectCandidates" >> SelectCandidates(config)
-    dead = (read[DEAD], bib[DEAD], database[DEAD]) | "AllDeadLetters" >> beam.Flatten()
+    dead = tuple(dead_letters) | "AllDeadLetters" >> beam.Flatten()
     tallies = (
         read[TALLY],
         bib[TALLY],
         database[TALLY],
         mined[TALLY],
+        *tallies,
         resolved[TALLY],
         built[TALLY],
         candidates[TALLY],
@@ -530,9 +755,11 @@ def build_pipeline(
         "reading": read_config.as_metadata(),
         "dataset": config.as_metadata(),
         "mentions": mentions.as_metadata(),
-        "matching": match.as_metadata(),
+        "matching": {**match.as_metadata(), "matcher": title_matcher},
         "online_resolvers": list(resolver.names),
-        "review_fields": list(text_fields),
+        "review_fields": fields.as_metadata(),
+        **({"grobid": grobid.as_metadata()} if grobid is not None else {}),
+        "grobid_citations": grobid is not None and grobid_citations,
     }
     return {
         "mentions": resolved["mentions"],
@@ -542,7 +769,7 @@ def build_pipeline(
         "candidates": candidates["candidates"],
         DEAD: dead,
         TALLY: tallies,
-    } | "WriteDataset" >> WriteDataset(output, num_shards, TABLES, partial(dataset_files, options=record))
+    } | "WriteDataset" >> WriteDataset(output, num_shards, TABLES, partial(dataset_files, options=record), exports)
 
 
 # ---------------------------------------------------------------------------------------------- export
@@ -569,11 +796,23 @@ def example_inputs() -> Inputs:
 
 
 def input_flags(corpus: CorpusOptions, options: CitationrOptions) -> Inputs:
-    return {"reviews": options.reviews, "tei": corpus.tei, "s2orc": corpus.s2orc, "metadata": corpus.metadata}
+    pdfs = options.view_as(ArsytaOptions).pdfs
+    return {
+        "reviews": options.reviews,
+        "tei": corpus.tei,
+        "s2orc": corpus.s2orc,
+        "pdfs": pdfs,
+        "metadata": corpus.metadata,
+    }
+
+
+def _names(flag: str) -> tuple[str, ...]:
+    return tuple(n.strip() for n in flag.split(",") if n.strip())
 
 
 def configure(request: RunRequest) -> Plan:
-    """The run's dataset, matching, resolver and review-field settings, checked before any work."""
+    """The run's dataset, matching, resolver, review-field and GROBID settings, checked before any work (GROBID is
+    asked for its version, and the run stops in one line when it does not answer)."""
     options = request.options.view_as(CitationrOptions)
     resolver = ResolverConfig(
         names=tuple(n.strip() for n in options.online_resolvers.split(",") if n.strip()),
@@ -584,14 +823,26 @@ def configure(request: RunRequest) -> Plan:
     unknown = set(resolver.names) - {"dblp", "s2"}
     if unknown:
         fail(f"unknown --online_resolvers {sorted(unknown)}; choose from dblp, s2")
+    corpus = request.corpus
+    title_matcher, why = choose_title_matcher(
+        request.inputs, corpus.title_matcher, corpus.memory_matcher_max_papers, documents_from=()
+    )
+    print(f"mention resolution: {title_matcher} ({why})", file=sys.stderr)
+    grobid_flags = request.options.view_as(ArsytaOptions)
+    explicit = request.options.get_all_options(drop_default=True)
+    grobid_citations = bool(grobid_flags.grobid_citations or "grobid_url" in explicit)
+    grobid = grobid_config(grobid_flags) if request.inputs.get("pdfs") or grobid_citations else None
     build = partial(
         build_pipeline,
         config=CitationrConfig(candidate_years=options.candidate_years),
         match=MatchConfig(min_similarity=request.corpus.title_min_similarity),
         resolver=resolver,
-        text_fields=tuple(f.strip() for f in options.review_fields.split(",") if f.strip()),
+        fields=ReviewFields(only=_names(options.review_fields), skip=_names(options.skip_review_fields)),
         num_shards=request.corpus.num_shards,
         read_config=request.read,
+        title_matcher=title_matcher,
+        grobid=grobid,
+        grobid_citations=grobid_citations,
     )
     return Plan(build, include_unresolved=options.export_unresolved)
 
@@ -607,6 +858,7 @@ CITATIONR = DatasetPipeline(
     example_note=f"no --reviews: using the bundled example in {EXAMPLE}",
     configure=configure,
     summarize=format_funnel,
+    warnings=citationr_warnings,
 )
 
 
@@ -616,4 +868,9 @@ main = CITATIONR.main
 
 
 if __name__ == "__main__":
-    main()
+    # Run the module imported under its own name: every DoFn and function the pipeline pickles is then
+    # `pipelines.citationr.X`, which a worker imports, never `__main__.X`, which only this process has (its flags,
+    # `CitationrOptions`, live in `pipelines.options` so that the two copies do not define them twice).
+    from pipelines.citationr import main as imported_main
+
+    imported_main()

@@ -1,10 +1,14 @@
 """PDFs through a GROBID server into parsed documents: concurrent, retried, dead-lettered, cached.
 
-Each worker keeps up to twice `--grobid_concurrency` PDFs in flight on a thread pool of
-`--grobid_concurrency` requests (match it to the server's own `concurrency` setting, divided by the
-number of workers). Before a PDF is sent, the TEI cache is looked up under the SHA-256 of the PDF bytes,
-the GROBID version and the request options; a hit makes no GROBID call, so a refresh over an unchanged
-corpus makes none at all. New TEI is written to the cache atomically (a temporary name, then a rename).
+Each worker *process* sends at most `--grobid_concurrency` requests at once: every GROBID DoFn instance in the
+process (a runner makes one per bundle-processing thread) submits to one shared pool of that many threads
+(`process_pool`), each instance keeping up to twice that many PDFs queued so the server never waits on us. A
+runner may start several processes on one machine (Dataflow's Python workers run one per vCPU by default), so
+match `--grobid_concurrency` x processes x machines to the server's own `concurrency` setting.
+
+Before a PDF is sent, the TEI cache is looked up under the SHA-256 of the PDF bytes, the GROBID version and the
+request options; a hit makes no GROBID call, so a refresh over an unchanged corpus makes none at all. New TEI is
+written to the cache atomically (a temporary name, then a rename).
 
 Deterministic failures (`not_a_pdf`, GROBID's `[BAD_INPUT_DATA]` / `[NO_BLOCKS]`; `extractors/clients/grobid.py` says
 why only these) are cached the same way, as a small JSON record `<key>.failed.json` beside where the TEI
@@ -24,6 +28,7 @@ on; an entry whose string failed stays as it was and gets a dead letter of its o
 from __future__ import annotations
 
 import logging
+import threading
 import uuid
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
@@ -76,7 +81,7 @@ class GrobidConfig:
             "options": self.options.as_metadata(),
             "retries": self.policy.retries,
             "timeout_s": self.policy.timeout_s,
-            "concurrency_per_worker": self.concurrency,
+            "concurrency_per_process": self.concurrency,
             "tei_cache": self.tei_cache,
             "retry_failed": self.retry_failed,
             "citation_batch_size": self.citation_batch_size,
@@ -143,10 +148,28 @@ def forget_cached_failure(cache: str, key: str) -> None:
         FileSystems.delete([path])
 
 
+_POOLS: dict[tuple[str, int], ThreadPoolExecutor] = {}
+_POOLS_LOCK = threading.Lock()
+
+
+def process_pool(url: str, concurrency: int) -> ThreadPoolExecutor:
+    """The one pool of `concurrency` threads through which this process talks to the GROBID server at `url`, shared
+    by every DoFn instance in it, so that the process never has more than `concurrency` requests in flight however
+    many instances the runner makes. It lives as long as the process (an instance's teardown leaves it to the
+    others)."""
+    with _POOLS_LOCK:
+        pool = _POOLS.get((url, concurrency))
+        if pool is None:
+            pool = ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="grobid")
+            _POOLS[(url, concurrency)] = pool
+        return pool
+
+
 class _PooledFn(beam.DoFn):
-    """Runs `_fetch` of each element on a pool of `config.concurrency` threads, keeping up to twice that many in
-    flight across elements so the server never waits on us, and yields `_outputs` of each result on the
-    bundle's thread. `_fetch` must not raise: whatever goes wrong there is that element's own outcome."""
+    """Runs `_fetch` of each element on the process's GROBID pool (`process_pool`: `config.concurrency` threads for
+    every instance in the process), keeping up to twice that many of its own elements queued so the server never
+    waits on us, and yields `_outputs` of each result on the bundle's thread. `_fetch` must not raise: whatever
+    goes wrong there is that element's own outcome."""
 
     def __init__(self, config: GrobidConfig) -> None:
         self.config = config
@@ -155,11 +178,7 @@ class _PooledFn(beam.DoFn):
 
     def setup(self) -> None:
         self._client = GrobidClient(self.config.url, self.config.options, self.config.policy)
-        self._pool = ThreadPoolExecutor(max_workers=self.config.concurrency, thread_name_prefix="grobid")
-
-    def teardown(self) -> None:
-        if self._pool is not None:
-            self._pool.shutdown(wait=True)
+        self._pool = process_pool(self.config.url, self.config.concurrency)
 
     def start_bundle(self) -> None:
         self._pending: set[Future] = set()

@@ -28,15 +28,17 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from operator import itemgetter
 
 import apache_beam as beam
 import numpy as np
+from apache_beam.io.filesystems import FileSystems
 from apache_beam.options.pipeline_options import PipelineOptions
 from rapidfuzz.distance import LCSseq
 from rapidfuzz.process import cpdist
 
 from extractors.documents.ids import resolution_method
-from extractors.records import BibEntry, Paper, ParsedDocument, Resolution, ResolvedDocument
+from extractors.records import BibEntry, CounterFn, Paper, ParsedDocument, Resolution, ResolvedDocument, no_count
 from mapping.matcher import (
     MatchConfig,
     cap_bucket,
@@ -49,14 +51,23 @@ from mapping.matcher import (
     usable_title,
 )
 from mapping.raw_strings import RawCandidateTitle, checked_raw, first_author_surname, resolve_raw_candidates
+from pipelines.joins import MAX_GROUP, FanOutJoin
 from pipelines.tallies import TALLY, ConfiguredFn, ConfiguredTransform, Tallies
 from pipelines.transforms import count_resolutions
 
 PAPERS = "papers"
 REFS = "refs"
+UNCOUNTED = "\x1e"
+"""A reference key starting with this is matched like any other but counted by no tally: CitationR resolves every
+mention and counts only the recommended ones (what `InMemoryMatcher.resolve` with a no-op counter does)."""
 RECORDS = "records"
 DONE = "done"
 RAW = "raw"
+
+
+def counter_for(ref: str, tally: Tallies) -> CounterFn:
+    """The counter a reference's outcomes go to: `tally`, or none for an `UNCOUNTED` reference."""
+    return no_count if ref.startswith(UNCOUNTED) else tally
 
 
 def _with_first(element: tuple, tag: str) -> tuple:
@@ -78,24 +89,73 @@ class _SignatureFn(ConfiguredFn):
                 yield (band, bucket), key
 
 
-class _BucketPairsFn(beam.DoFn):
-    """One LSH bucket: (paper id, reference key) for every reference and (capped) paper in it. Counters are
-    named `<kind>_bucket_hits_capped` and `<kind>_candidate_pairs_skipped_by_cap` (kind: title or raw)."""
+class CapBucketFn(beam.CombineFn):
+    """The papers of one LSH bucket as `cap_bucket` keeps them, (the first `max_bucket` ids, how many were left
+    out), combined without gathering the bucket: each accumulator keeps at most `max_bucket` ids."""
 
-    def __init__(self, config: MatchConfig, kind: str = "title") -> None:
+    def __init__(self, config: MatchConfig) -> None:
         self.config = config
+
+    def create_accumulator(self) -> tuple[list[str], int]:
+        return [], 0
+
+    def add_input(self, accumulator: tuple[list[str], int], paper_id: str) -> tuple[list[str], int]:
+        kept, skipped = accumulator
+        kept, more = cap_bucket([*kept, paper_id], self.config)
+        return kept, skipped + more
+
+    def merge_accumulators(self, accumulators) -> tuple[list[str], int]:
+        everything, skipped = [], 0
+        for kept, more in accumulators:
+            everything.extend(kept)
+            skipped += more
+        kept, more = cap_bucket(everything, self.config)
+        return kept, skipped + more
+
+    def extract_output(self, accumulator: tuple[list[str], int]) -> tuple[list[str], int]:
+        return accumulator
+
+
+class JoinBuckets(ConfiguredTransform):
+    """`{"papers": (bucket, paper id), "refs": (bucket, ref key)}` into the candidate pairs `(paper id, ref key)`
+    of every bucket holding both, and `tally` (`kind`: title or raw). A bucket's papers are capped by a combine
+    (`CapBucketFn`) before the join, and its references are spread by `FanOutJoin`: no group holds a bucket's
+    every paper or every reference (a title cited 100,000 times puts its references in the same buckets)."""
+
+    def __init__(self, config: MatchConfig, kind: str = "title", max_group: int = MAX_GROUP) -> None:
+        super().__init__(config)
+        self.kind = kind
+        self.max_group = max_group
+
+    def expand(self, inputs):
+        capped = inputs[PAPERS] | "CapBuckets" >> beam.CombinePerKey(CapBucketFn(self.config))
+        return (
+            {PAPERS: capped, REFS: inputs[REFS]}
+            | "Join" >> FanOutJoin(REFS, str, f"{self.kind}_bucket", self.max_group)
+            | "Pairs" >> beam.ParDo(_BucketPairsFn(self.kind)).with_outputs(TALLY, main="pairs")
+        )
+
+
+class _BucketPairsFn(beam.DoFn):
+    """One LSH bucket (or one group of a hot bucket's references): (paper id, reference key) for every reference
+    and capped paper in it. Counters are named `<kind>_bucket_hits_capped` and
+    `<kind>_candidate_pairs_skipped_by_cap` (kind: title or raw)."""
+
+    def __init__(self, kind: str = "title") -> None:
         self.kind = kind
 
     def process(self, element) -> Iterator:
         _, grouped = element
-        refs = list(grouped[REFS])
-        if not refs:
+        refs = grouped[REFS]
+        capped = next(iter(grouped[PAPERS]), None)
+        if not refs or capped is None:
             return
-        papers, skipped = cap_bucket(list(grouped[PAPERS]), self.config)
-        if skipped:
+        papers, skipped = capped
+        counted = sum(not ref.startswith(UNCOUNTED) for ref in refs)
+        if skipped and counted:
             tally = Tallies()
-            tally(f"{self.kind}_bucket_hits_capped", len(refs))
-            tally(f"{self.kind}_candidate_pairs_skipped_by_cap", skipped * len(refs))
+            tally(f"{self.kind}_bucket_hits_capped", counted)
+            tally(f"{self.kind}_candidate_pairs_skipped_by_cap", skipped * counted)
             yield from tally.emit()
         for paper_id in papers:
             for ref in refs:
@@ -144,7 +204,13 @@ class _VerifyFn(ConfiguredFn):
             similarities = [float(s) for s in scores[offset : offset + len(candidates)]]
             offset += len(candidates)
             resolution = choose_candidate(
-                bib_id, year, [c[0] for c in candidates], similarities, [c[2] for c in candidates], self.config, tally
+                bib_id,
+                year,
+                [c[0] for c in candidates],
+                similarities,
+                [c[2] for c in candidates],
+                self.config,
+                counter_for(ref, tally),
             )
             yield ref, resolution
         yield from tally.emit()
@@ -160,7 +226,7 @@ class _UsableTitleFn(ConfiguredFn):
             yield beam.pvalue.TaggedOutput(RAW, element)  # no usable title: the raw string is matched instead
         elif title is None:
             tally = Tallies()
-            tally(f"unresolved:{problem}")
+            counter_for(ref, tally)(f"unresolved:{problem}", 1)
             yield beam.pvalue.TaggedOutput(DONE, (ref, Resolution(entry.bib_id, None, "unresolved")))
             yield from tally.emit()
         else:
@@ -179,6 +245,10 @@ class MatchTitles(ConfiguredTransform):
 
     config: MatchConfig
 
+    def __init__(self, config: MatchConfig, max_group: int = MAX_GROUP) -> None:
+        super().__init__(config)
+        self.max_group = max_group
+
     def expand(self, inputs):
         config = self.config
         usable = inputs[REFS] | "UsableTitles" >> beam.ParDo(_UsableTitleFn(config)).with_outputs(
@@ -190,14 +260,12 @@ class MatchTitles(ConfiguredTransform):
         refs = _batched(usable.usable, "BatchRefs") | "SignRefs" >> beam.ParDo(_SignatureFn(config)).with_outputs(
             RECORDS, main="buckets"
         )
-        pairs = (
-            {PAPERS: papers.buckets, REFS: refs.buckets}
-            | "JoinBuckets" >> beam.CoGroupByKey()
-            | "BucketPairs" >> beam.ParDo(_BucketPairsFn(config)).with_outputs(TALLY, main="pairs")
+        pairs = {PAPERS: papers.buckets, REFS: refs.buckets} | "JoinBuckets" >> JoinBuckets(
+            config, "title", self.max_group
         )
         candidates = (
             {"pairs": pairs.pairs, RECORDS: papers[RECORDS]}
-            | "JoinPapers" >> beam.CoGroupByKey()
+            | "JoinPapers" >> FanOutJoin("pairs", str, "title_candidate_paper", self.max_group)
             | "AttachPapers" >> beam.ParDo(_AttachPaperFn())
         )
         verified = (
@@ -207,7 +275,7 @@ class MatchTitles(ConfiguredTransform):
             | "Verify" >> beam.ParDo(_VerifyFn(config)).with_outputs(TALLY, main="resolutions")
         )
         raw = {"paper_buckets": papers.buckets, "paper_records": papers[RECORDS], REFS: usable[RAW]} | (
-            "ByRawString" >> MatchRawStrings(config)
+            "ByRawString" >> MatchRawStrings(config, self.max_group)
         )
         resolutions = (verified.resolutions, usable[DONE], raw["resolutions"]) | "AllTitleResolutions" >> beam.Flatten()
         tally = (usable[TALLY], pairs[TALLY], verified[TALLY], raw[TALLY]) | "TitleTallies" >> beam.Flatten()
@@ -234,7 +302,7 @@ class _RawSegmentsFn(ConfiguredFn):
         for ref, entry in batch:
             reference, found, problem = checked_raw(entry.raw, self.config.raw)
             if reference is None:
-                tally(f"unresolved:{problem}")
+                counter_for(ref, tally)(f"unresolved:{problem}", 1)
                 yield beam.pvalue.TaggedOutput(DONE, (ref, Resolution(entry.bib_id, None, "unresolved")))
             else:
                 kept.append((ref, entry.bib_id, reference, len(found)))
@@ -270,7 +338,7 @@ class _VerifyRawFn(ConfiguredFn):
             for paper_id, title, year, signature, surname in sorted(grouped["candidates"])
         ]
         tally = Tallies()
-        yield ref, resolve_raw_candidates(bib_id, reference, candidates, self.config, tally)
+        yield ref, resolve_raw_candidates(bib_id, reference, candidates, self.config, counter_for(ref, tally))
         yield from tally.emit()
 
 
@@ -283,19 +351,21 @@ class MatchRawStrings(ConfiguredTransform):
 
     config: MatchConfig
 
+    def __init__(self, config: MatchConfig, max_group: int = MAX_GROUP) -> None:
+        super().__init__(config)
+        self.max_group = max_group
+
     def expand(self, inputs):
         config = self.config
         refs = _batched(inputs[REFS], "BatchRawRefs") | "SignRawSegments" >> beam.ParDo(
             _RawSegmentsFn(config)
         ).with_outputs(RECORDS, DONE, TALLY, main="buckets")
-        pairs = (
-            {PAPERS: inputs["paper_buckets"], REFS: refs.buckets}
-            | "JoinRawBuckets" >> beam.CoGroupByKey()
-            | "RawBucketPairs" >> beam.ParDo(_BucketPairsFn(config, "raw")).with_outputs(TALLY, main="pairs")
+        pairs = {PAPERS: inputs["paper_buckets"], REFS: refs.buckets} | "JoinRawBuckets" >> JoinBuckets(
+            config, "raw", self.max_group
         )
         candidates = (
             {"pairs": pairs.pairs, RECORDS: inputs["paper_records"]}
-            | "JoinRawPapers" >> beam.CoGroupByKey()
+            | "JoinRawPapers" >> FanOutJoin("pairs", str, "raw_candidate_paper", self.max_group)
             | "AttachRawPapers" >> beam.ParDo(_AttachPaperFn())
         )
         verified = (
@@ -320,7 +390,7 @@ class _IdentifierKeysFn(beam.DoFn):
         ref, entry = element
         keys = entry.identifier_keys()
         tally = Tallies()
-        count_identifier_kinds(keys, tally)
+        count_identifier_kinds(keys, counter_for(ref, tally))
         if not keys:
             yield beam.pvalue.TaggedOutput(REFS, element)
         else:
@@ -331,11 +401,12 @@ class _IdentifierKeysFn(beam.DoFn):
 
 
 class _MatchKeyFn(beam.DoFn):
-    """One identifier key: every reference holding it gets `(position, smallest paper id holding it, method)`."""
+    """One identifier key (or one group of a hot key's references): every reference holding it gets `(position,
+    smallest paper id holding it, method)`; the smallest id was chosen by a combine before the join."""
 
     def process(self, element) -> Iterator:
         key, grouped = element
-        papers = sorted(set(grouped[PAPERS]))
+        papers = sorted(grouped[PAPERS])
         if not papers:
             return
         method = resolution_method(key)
@@ -354,7 +425,7 @@ class _ChooseIdentifierFn(beam.DoFn):
         for entry in grouped["entries"]:
             if matches:
                 _, paper_id, method = matches[0]
-                tally(f"resolved_by:{method}")
+                counter_for(ref, tally)(f"resolved_by:{method}", 1)
                 yield beam.pvalue.TaggedOutput(DONE, (ref, Resolution(entry.bib_id, paper_id, method, 1.0)))
             else:
                 yield ref, entry
@@ -365,18 +436,26 @@ class JoinOnIdentifiers(beam.PTransform):
     """`{"papers", "refs"}` to `{"refs" (unresolved, on to titles), "done" (ref key, Resolution), "tally"}`: one
     join of references and papers on every identifier key (`identifier_keys()`), then the strongest key of each
     reference that found a paper decides, the smallest paper id winning a shared key: what
-    `InMemoryMatcher.resolve_identifier` does, with the same counts."""
+    `InMemoryMatcher.resolve_identifier` does, with the same counts. The smallest paper id of a key is found by a
+    combine and the references of a key are spread by `FanOutJoin`, so an arXiv id cited 100,000 times is not one
+    group."""
+
+    def __init__(self, max_group: int = MAX_GROUP) -> None:
+        super().__init__()
+        self.max_group = max_group
 
     def expand(self, inputs):
         refs = inputs[REFS] | "RefKeys" >> beam.ParDo(_IdentifierKeysFn()).with_outputs(
             REFS, KEYED, TALLY, main="by_key"
         )
-        paper_keys = inputs[PAPERS] | "PaperKeys" >> beam.FlatMap(
-            lambda p: [(k, p.paper_id) for k in p.identifier_keys()]
+        paper_keys = (
+            inputs[PAPERS]
+            | "PaperKeys" >> beam.FlatMap(lambda p: [(k, p.paper_id) for k in p.identifier_keys()])
+            | "SmallestPaperPerKey" >> beam.CombinePerKey(min)
         )
         matches = (
             {REFS: refs.by_key, PAPERS: paper_keys}
-            | "JoinOnKeys" >> beam.CoGroupByKey()
+            | "JoinOnKeys" >> FanOutJoin(REFS, itemgetter(1), "identifier", self.max_group)
             | "MatchKeys" >> beam.ParDo(_MatchKeyFn())
         )
         chosen = (
@@ -391,14 +470,19 @@ class JoinOnIdentifiers(beam.PTransform):
 
 class MatchReferences(ConfiguredTransform):
     """`{"papers": Paper, "refs": (ref key, BibEntry)}` to `(ref key, Resolution)`: identifiers (every kind,
-    strongest first), then the title join. Outputs `resolutions` and `tally`."""
+    strongest first), then the title join. Outputs `resolutions` and `tally`. A reference whose key starts with
+    `UNCOUNTED` is matched like any other and counted by no tally."""
 
     config: MatchConfig
 
+    def __init__(self, config: MatchConfig, max_group: int = MAX_GROUP) -> None:
+        super().__init__(config)
+        self.max_group = max_group
+
     def expand(self, inputs):
         papers = inputs[PAPERS]
-        by_id = {PAPERS: papers, REFS: inputs[REFS]} | "ByIdentifier" >> JoinOnIdentifiers()
-        by_title = {PAPERS: papers, REFS: by_id[REFS]} | "ByTitle" >> MatchTitles(self.config)
+        by_id = {PAPERS: papers, REFS: inputs[REFS]} | "ByIdentifier" >> JoinOnIdentifiers(self.max_group)
+        by_title = {PAPERS: papers, REFS: by_id[REFS]} | "ByTitle" >> MatchTitles(self.config, self.max_group)
         resolutions = (by_id[DONE], by_title["resolutions"]) | "AllResolutions" >> beam.Flatten()
         tally = (by_id[TALLY], by_title[TALLY]) | "MatchTallies" >> beam.Flatten()
         return {"resolutions": resolutions, TALLY: tally}
@@ -428,10 +512,14 @@ class ResolveReferencesByJoin(ConfiguredTransform):
 
     config: MatchConfig
 
+    def __init__(self, config: MatchConfig, max_group: int = MAX_GROUP) -> None:
+        super().__init__(config)
+        self.max_group = max_group
+
     def expand(self, inputs):
         documents = inputs["documents"]
         refs = documents | "References" >> beam.FlatMap(_references)
-        matched = {PAPERS: inputs["database"], REFS: refs} | "Match" >> MatchReferences(self.config)
+        matched = {PAPERS: inputs["database"], REFS: refs} | "Match" >> MatchReferences(self.config, self.max_group)
         assembled = (
             {
                 "documents": documents | "DocumentsByPaperId" >> beam.Map(lambda d: (d.paper_id, d)),
@@ -443,6 +531,29 @@ class ResolveReferencesByJoin(ConfiguredTransform):
         )
         tally = (matched[TALLY], assembled[TALLY]) | "ResolveTallies" >> beam.Flatten()
         return {"documents": assembled.documents, TALLY: tally}
+
+
+MEMORY_MATCHER_MAX_PAPERS = 500_000
+METADATA_BYTES_PER_PAPER = 1_000
+"""The smallest record size we know (S2ORC 2020 metadata ~1.4 kB a line, the arXiv snapshot ~1.5 kB), rounded
+down, so that the estimate errs towards more papers and the join."""
+DATABASE_DOCUMENTS = ("tei", "s2orc", "pdfs")
+"""The input flags whose documents join the database (arsyta's); CitationR's submissions do not."""
+
+
+def choose_title_matcher(
+    inputs: dict[str, list[str]], choice: str, max_papers: int, documents_from: tuple[str, ...] = DATABASE_DOCUMENTS
+) -> tuple[str, str]:
+    """('memory' or 'join', why), deciding 'auto' from the size of the metadata files (and the number of document
+    files of `documents_from`, which join the database) before the run."""
+    if choice != "auto":
+        return choice, f"--title_matcher={choice}"
+    size = sum(m.size_in_bytes for p in inputs.get("metadata", []) for m in FileSystems.match([p])[0].metadata_list)
+    documents = sum(len(FileSystems.match([p])[0].metadata_list) for k in documents_from for p in inputs.get(k, []))
+    estimate = size // METADATA_BYTES_PER_PAPER + documents
+    method = "join" if estimate > max_papers else "memory"
+    why = f"auto: about {estimate:,} papers ({size:,} metadata bytes, {documents:,} document files)"
+    return method, f"{why}, limit {max_papers:,}"
 
 
 def run_title_join_files(papers_path: str, refs_path: str, config: MatchConfig, output: str) -> dict[str, str | None]:

@@ -1,13 +1,15 @@
 """Flags shared by the pipelines. Beam gathers the flags of every `PipelineOptions` subclass imported in a
 process into one parser, so a flag name may be defined once only: arsyta and citationr both read their
-corpus, database and output flags from here."""
+corpus, database, matching and output flags from here (and citationr its own, `CitationrOptions`)."""
 
 from __future__ import annotations
 
 from apache_beam.options.pipeline_options import PipelineOptions
 
+from extractors.reviews.forms import REVIEW_TEXT_FIELDS
 from mapping.matcher import MatchConfig
 from pipelines.inputs import MAX_DOCUMENT_BYTES, MAX_PDF_BYTES, READ_RANGE_BYTES, ReadConfig
+from pipelines.matching import MEMORY_MATCHER_MAX_PAPERS
 from pipelines.outputs import fail
 
 
@@ -64,6 +66,12 @@ class CorpusOptions(PipelineOptions):
             "--num_shards", type=int, default=0, help="Parquet shards per table and split; 0 lets the runner decide."
         )
         group.add_argument(
+            "--commit_only",
+            action="store_true",
+            help="Run no pipeline: commit the dataset a finished job started with Beam's --no_wait_until_finish "
+            "left in OUTPUT/_staging/ (manifest.json, _SUCCESS) and print its summary. Needs only --output.",
+        )
+        group.add_argument(
             "--overwrite",
             action="store_true",
             help="Delete whatever --output holds before the run. Without it, an --output holding files is refused.",
@@ -95,6 +103,21 @@ class CorpusOptions(PipelineOptions):
             default=MatchConfig.min_similarity,
             help="LCS similarity a title match needs (default %(default)s).",
         )
+        group.add_argument(
+            "--title_matcher",
+            choices=("auto", "memory", "join"),
+            default="auto",
+            help="Reference matching (arsyta's bib entries, citationr's mentions): 'memory' holds the database in "
+            "one side input (fastest while it fits), 'join' resolves with Beam joins so no worker holds the "
+            "database, 'auto' picks 'join' when the metadata is estimated at more than "
+            "--memory_matcher_max_papers papers (default %(default)s).",
+        )
+        group.add_argument(
+            "--memory_matcher_max_papers",
+            type=int,
+            default=MEMORY_MATCHER_MAX_PAPERS,
+            help="Estimated database size above which --title_matcher=auto uses the join (default %(default)s).",
+        )
 
 
 def read_config(corpus: CorpusOptions) -> ReadConfig:
@@ -112,3 +135,57 @@ def read_config(corpus: CorpusOptions) -> ReadConfig:
         range_bytes=corpus.read_range_bytes,
         max_pdf_bytes=corpus.max_pdf_bytes,
     )
+
+
+class CitationrOptions(PipelineOptions):
+    """`pipelines.citationr`'s own flags. They live here, not in `pipelines/citationr.py`, because that module runs as
+    `__main__` and then imports itself under its own name (so that workers unpickle `pipelines.citationr.X`): a
+    flags class defined there would be defined twice, and Beam's one parser refuses a flag defined twice."""
+
+    @classmethod
+    def _add_argparse_args(cls, parser) -> None:
+        group = parser.add_argument_group("citationr inputs and outputs")
+        add_input_flag(
+            group,
+            "--reviews",
+            "Reviews: PeerRead JSON, OpenReview notes JSON/JSONL (API v1/v2), notes CSV, DISAPERE JSON, or plain-text "
+            "review exports (.txt/.md) (glob; repeatable). The submissions' own PDFs: --pdfs, read through "
+            "--grobid_url (arsyta's GROBID flags); --grobid_citations (or an explicit --grobid_url) also sends the "
+            "reviewers' reference strings to GROBID's processCitationList.",
+        )
+        group.add_argument(
+            "--export_unresolved",
+            action="store_true",
+            help="Keep title-only (unresolved) positives in the JSON export.",
+        )
+        group.add_argument(
+            "--review_fields",
+            default="",
+            help="Comma-separated note fields read as review text, and only these (any spelling: 'Reasons_to_reject' "
+            "= 'reasons to reject'). Default: every free-text field of a review that is not a score, rating, "
+            "confidence, flag, date or annotation column (extractors/reviews/forms.py NOT_REVIEW_TEXT); the known "
+            f"forms' fields first: {', '.join(REVIEW_TEXT_FIELDS[:6])}, ...",
+        )
+        group.add_argument(
+            "--skip_review_fields",
+            default="",
+            help="Comma-separated note fields never read as review text, beside the built-in deny-list.",
+        )
+        algo = parser.add_argument_group("citationr settings (recorded in stats.json)")
+        algo.add_argument(
+            "--candidate_years",
+            type=int,
+            default=0,
+            help="Candidate extension, per query: database papers sharing a category with one of its resolved "
+            "positives and published at most this many years before or after it, not after the query's year "
+            "(docs/citationr.md). 0: off.",
+        )
+        online = parser.add_argument_group("online resolvers (off by default; need internet)")
+        online.add_argument(
+            "--online_resolvers",
+            default="",
+            help="Comma-separated: dblp, s2. Tried, in order, for recommended titles the database lacks.",
+        )
+        online.add_argument("--resolver_cache", default=".citationr-cache", help="Disk cache (default %(default)s).")
+        online.add_argument("--resolver_interval", type=float, default=1.0, help="Seconds between calls (default 1).")
+        online.add_argument("--resolver_timeout", type=float, default=10.0, help="Seconds per call (default 10).")

@@ -9,9 +9,16 @@ A run, whichever the dataset (`DatasetPipeline.run`):
    then the pipeline's own settings (`DatasetPipeline.configure`);
 4. the output: refused if it holds files (unless `--overwrite`), written through its `_staging/` directory;
 5. the Beam pipeline: the pipeline's stages, ending in `WriteDataset` (tables, dead letters, inputs, stats.json,
-   the card);
-6. the commit (`manifest.json`, `_SUCCESS`), the committed rows checked against stats.json, the exports;
-7. the summary: the funnel, the checks, the warnings, where the dataset is.
+   the card, and the peers' exports, all written by workers);
+6. the commit (`manifest.json`, `_SUCCESS`), the committed rows checked against stats.json;
+7. the summary: the exports' counts, the funnel, the checks, the warnings, where the dataset is.
+
+After the job the launcher reads back only small files (stats.json, the exports' counts, the Parquet footers),
+through Beam's filesystems, so the dataset may live on `gs://`. With Beam's `--no_wait_until_finish` the run ends
+after step 5 has been submitted (what a Flex Template's launcher must do), and `--commit_only --output OUTPUT` does
+steps 6-7 once the job has finished. With `--dry_run=True` (Beam's own flag: DataflowRunner builds the job and
+does not submit it) steps 1-3 and the building of the job happen, and nothing else: no output directory is checked
+or touched and nothing is read back, so a job over `gs://` paths can be checked offline.
 """
 
 from __future__ import annotations
@@ -26,13 +33,30 @@ from typing import Any
 import apache_beam as beam
 import pyarrow as pa
 from apache_beam.io.filesystems import FileSystems
-from apache_beam.options.pipeline_options import PipelineOptions, SetupOptions
+from apache_beam.options.pipeline_options import PipelineOptions, SetupOptions, StandardOptions, TestOptions
 
 from extractors.schemas import DEAD_LETTER_SCHEMA, INPUTS_SCHEMA, SPLITS, dead_letter_row, input_row
-from pipelines.exports import format_export, plan_exports, write_exports
+from pipelines.exports import (
+    NO_EXPORTS,
+    ExportPlan,
+    WriteExports,
+    export_temp,
+    format_export,
+    plan_exports,
+    read_counts,
+)
 from pipelines.inputs import AccountInputs, ReadConfig
 from pipelines.options import CorpusOptions, read_config
-from pipelines.outputs import check_patterns, commit_output, parse_strict, prepare_output, read_stats, write_parquet
+from pipelines.outputs import (
+    STAGING,
+    check_patterns,
+    commit_output,
+    fail,
+    parse_strict,
+    prepare_output,
+    read_stats,
+    write_parquet,
+)
 from pipelines.tallies import DEAD, INPUTS, TALLY
 
 LOG = logging.getLogger(__name__)
@@ -87,20 +111,33 @@ class WriteDataset(beam.PTransform):
 
     The input is a dict: one PCollection per table (by the table's name), `dead`, `tally` (`(name, n)` pairs,
     summed into one dict), optionally `inputs` (`InputTally`s); any other entry is a figure holding exactly one
-    value (a dict or a list), handed to `finish` under its name. Returns the output directory, once written."""
+    value (a dict or a list), handed to `finish` under its name. `exports`: the peers' layouts made from the
+    tables' rows in the same job (`pipelines.exports.WriteExports`), written by workers under `output`, their counts
+    under `export_temp(output)`. Returns the output directory, once written."""
 
     def __init__(
-        self, output: str, num_shards: int, tables: Sequence[Table], finish: Callable[..., Mapping[str, bytes]]
+        self,
+        output: str,
+        num_shards: int,
+        tables: Sequence[Table],
+        finish: Callable[..., Mapping[str, bytes]],
+        exports: ExportPlan = NO_EXPORTS,
     ) -> None:
         super().__init__()
         self.output = output
         self.num_shards = num_shards
         self.tables = tuple(tables)
         self.finish = finish
+        self.exports = exports
 
     def expand(self, inputs):
+        rows = {}
         for table in self.tables:
-            self._write_table(table, inputs[table.name])
+            rows.update(self._write_table(table, inputs[table.name]))
+        if self.exports.requests:
+            _ = rows | "Exports" >> WriteExports(
+                self.exports.requests, self.output, export_temp(self.output), self.exports.include_unresolved
+            )
         dead = inputs[DEAD] | "DeadRows" >> beam.Map(dead_letter_row)
         self._write(dead, "dead_letter/dead_letter", DEAD_LETTER_SCHEMA, "DeadLetters", num_shards=1)
         if INPUTS in inputs:
@@ -116,17 +153,22 @@ class WriteDataset(beam.PTransform):
             | "WriteStats" >> beam.Map(_write_files, output=self.output, finish=self.finish, **values)
         )
 
-    def _write_table(self, table: Table, records) -> None:
+    def _write_table(self, table: Table, records) -> dict:
+        """Writes the table; returns its rows by Parquet prefix (`papers/papers`, `contexts/train`, ...)."""
         if table.split is None:
-            self._write(table.rows(records, table.label), f"{table.name}/{table.name}", table.schema, table.label)
-            return
+            rows = table.rows(records, table.label)
+            self._write(rows, f"{table.name}/{table.name}", table.schema, table.label)
+            return {f"{table.name}/{table.name}": rows}
         split_of = table.split
         parts = records | f"Partition{table.label}" >> beam.Partition(
             lambda record, _: SPLITS.index(split_of(record)), len(SPLITS)
         )
+        written = {}
         for split, part in zip(SPLITS, parts, strict=True):
             label = f"{table.label}{split.title()}"
-            self._write(table.rows(part, label), f"{table.name}/{split}", table.schema, label)
+            written[f"{table.name}/{split}"] = rows = table.rows(part, label)
+            self._write(rows, f"{table.name}/{split}", table.schema, label)
+        return written
 
     def _write(self, rows, prefix: str, schema: pa.Schema, label: str, num_shards: int | None = None) -> None:
         shards = self.num_shards if num_shards is None else num_shards
@@ -149,8 +191,8 @@ class RunRequest:
 
 @dataclass(frozen=True)
 class Plan:
-    """What a pipeline's `configure` decided: `build(pipeline, inputs, staging)` wires its stages and
-    `WriteDataset` into `pipeline`, writing under `staging`; `include_unresolved` is for the RMC export."""
+    """What a pipeline's `configure` decided: `build(pipeline, inputs, staging, exports=ExportPlan)` wires its stages
+    and `WriteDataset` into `pipeline`, writing under `staging`; `include_unresolved` is for the RMC export."""
 
     build: Callable[[beam.Pipeline, Inputs, str], object]
     include_unresolved: bool = False
@@ -194,29 +236,68 @@ class DatasetPipeline:
         return f"python -m pipelines.{self.name}"
 
     def run(self, argv: Sequence[str] | None = None) -> dict:
-        """Parse flags, run the pipeline to completion, commit, export, print the summary; return stats.json."""
+        """Parse flags, run the pipeline to completion, commit, print the summary; return stats.json. With Beam's
+        `--no_wait_until_finish` the job is submitted and left to run (returns {}; what a Dataflow Flex Template's
+        launcher must do), and a later `--commit_only` commits what the finished job left in `_staging/`."""
         options = parse_strict(list(argv if argv is not None else sys.argv[1:]), self.prog)
         corpus = options.view_as(CorpusOptions)
         options.view_as(SetupOptions).save_main_session = False
         output = corpus.output or self.default_output
+        if corpus.commit_only:
+            return self.commit(output)
         inputs = self.choose_inputs(self.input_flags(corpus, options.view_as(self.options)))
         check_patterns(inputs)
         read = read_config(corpus)
         exports = plan_exports(corpus.export, corpus.export_json, self.name)
         plan = self.configure(RunRequest(options, corpus, inputs, read))
+        if options.view_as(TestOptions).dry_run:
+            return self.dry_run(options, plan, inputs, output, ExportPlan(exports, plan.include_unresolved))
         staging = prepare_output(output, corpus.overwrite)
         with beam.Pipeline(options=options) as pipeline:
-            plan.build(pipeline, inputs, staging)
+            plan.build(pipeline, inputs, staging, exports=ExportPlan(exports, plan.include_unresolved))
+        if options.view_as(StandardOptions).no_wait_until_finish:
+            job = getattr(pipeline.result, "job_id", lambda: None)()
+            print(
+                f"submitted{f' as job {job}' if job else ''} and not waited for (--no_wait_until_finish); once it has "
+                f"finished, `{self.prog} --commit_only --output {output}` commits the dataset"
+            )
+            return {}
+        return self.commit(output)
+
+    def commit(self, output: str) -> dict:
+        """After the job: the dataset in `output/_staging/` committed (`commit_output`), the committed rows checked
+        against stats.json, the exports' counts, the summary; returns stats.json. Reads back stats.json, the
+        exports' counts and the Parquet footers (row counts), nothing more, through Beam's filesystems."""
+        staging = FileSystems.join(output, STAGING)
+        if not FileSystems.exists(FileSystems.join(staging, "stats.json")):
+            fail(f"{staging} holds no finished run (no stats.json): nothing to commit")
         stats = read_stats(staging)
+        export_counts = read_counts(export_temp(staging))
         manifest = commit_output(output, f"citrec {self.name}", stats.get("options"))
         check_committed_rows(self.committed_rows(stats), manifest)
-        for request, counts in write_exports(output, exports, include_unresolved=plan.include_unresolved):
+        for request, counts in export_counts:
             print(format_export(request, counts))
         print(self.summarize(stats))
         for warning in self.warnings(stats):
             print(f"warning: {warning}", file=sys.stderr)
         print(f"dataset written to {output}")
         return stats
+
+    def dry_run(self, options: PipelineOptions, plan: Plan, inputs: Inputs, output: str, exports: ExportPlan) -> dict:
+        """`--dry_run=True`: the job built (every DoFn pickled into the runner's graph) and handed to DataflowRunner,
+        which builds its job and submits nothing; any other runner would run it, so it is not handed over. Nothing
+        is written, read back, committed or exported; returns {}."""
+        pipeline = beam.Pipeline(options=options)
+        plan.build(pipeline, inputs, FileSystems.join(output, STAGING), exports=exports)
+        transforms = len(pipeline.to_runner_api().components.transforms)
+        runner = type(pipeline.runner).__name__
+        if runner == "DataflowRunner":
+            pipeline.run().wait_until_finish()
+        print(
+            f"dry run: the {runner} job was built ({transforms} transforms) and not run; nothing was written to "
+            f"{output}, no stats, commit or exports"
+        )
+        return {}
 
     def choose_inputs(self, given: Inputs) -> Inputs:
         """The given inputs, or the bundled example when none of `example_unless` is given."""

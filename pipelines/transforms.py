@@ -9,12 +9,20 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable, Iterator
 from dataclasses import replace
+from operator import attrgetter
 
 import apache_beam as beam
 from apache_beam.pvalue import TaggedOutput
 
 from extractors.contexts import ContextConfig, cut_contexts
-from extractors.dataset import SplitConfig, date_and_split
+from extractors.dataset import (
+    SplitConfig,
+    cited_count_key,
+    citing_category_key,
+    context_plot_keys,
+    date_and_split,
+    pool_key,
+)
 from extractors.documents.files import file_stem, paper_from_document
 from extractors.documents.ids import identifier_keys, identifiers_in_file_stem, key_rank, normalize_arxiv_id
 from extractors.documents.metadata import merge_papers
@@ -29,9 +37,13 @@ from extractors.records import (
     Resolution,
     ResolvedDocument,
 )
+from extractors.schemas import citation_row
 from mapping.matcher import InMemoryMatcher, MatchConfig
 from mapping.taxonomy import taxonomy_fields, unmapped_categories
+from pipelines.coders import DOCUMENTS, PAPERS, TALLY_TYPE
+from pipelines.graph import GraphStatistics
 from pipelines.inputs import ReadConfig, ReadRecords, file_of
+from pipelines.joins import MAX_GROUP, FanOutJoin
 from pipelines.tallies import (
     DEAD,
     INPUTS,
@@ -159,7 +171,8 @@ class _RenameDocumentFn(beam.DoFn):
         _, grouped = element
         tally = Tallies()
         candidates = sorted(grouped["ids"])
-        for document in grouped["documents"]:
+        for encoded in grouped["documents"]:
+            document = DOCUMENTS.decode(encoded)
             if candidates and candidates[0][1] != document.paper_id:
                 tally("documents_renamed_to_database_id")
                 document = document.with_id(candidates[0][1])
@@ -172,7 +185,8 @@ class CanonicalizeIds(beam.PTransform):
 
     A 2020-layout S2ORC document knows only its S2ORC `paper_id`; the S2ORC metadata knows that the same
     paper has an arXiv id, which is the paper's id. Documents and papers are joined on every identifier
-    key (`arxiv:`, `doi:`, `s2:`); the strongest key that finds a paper decides.
+    key (`arxiv:`, `doi:`, `s2:`); the strongest key that finds a paper decides. Documents meet their ids
+    as `pipelines.coders.DOCUMENTS` bytes, not pickled.
     """
 
     def expand(self, inputs):
@@ -185,9 +199,12 @@ class CanonicalizeIds(beam.PTransform):
             | "ChooseCanonicalId" >> beam.ParDo(_ChooseCanonicalIdFn())
         )
         renamed = (
-            {"documents": documents | "BySource" >> beam.Map(lambda d: (d.source, d)), "ids": ids}
+            {"documents": documents | "BySource" >> beam.Map(lambda d: (d.source, DOCUMENTS.encode(d))), "ids": ids}
             | "JoinIdsToDocuments" >> beam.CoGroupByKey()
-            | "Rename" >> beam.ParDo(_RenameDocumentFn()).with_outputs(TALLY, main="documents")
+            | "Rename"
+            >> beam.ParDo(_RenameDocumentFn())
+            .with_output_types(ParsedDocument, **{TALLY: TALLY_TYPE})
+            .with_outputs(TALLY, main="documents")
         )
         return {"documents": renamed.documents, TALLY: renamed[TALLY]}
 
@@ -233,8 +250,10 @@ class _MergeByIdFn(beam.DoFn):
     def process(self, element) -> Iterator:
         paper_id, grouped = element
         tally = Tallies()
-        documents: list[ParsedDocument] = sorted(grouped["documents"], key=lambda d: keep_order(d, paper_id))
-        papers: list[Paper] = list(grouped["papers"])
+        documents: list[ParsedDocument] = sorted(
+            map(DOCUMENTS.decode, grouped["documents"]), key=lambda d: keep_order(d, paper_id)
+        )
+        papers: list[Paper] = list(map(PAPERS.decode, grouped["papers"]))
         if documents and not any(p.title for p in papers):
             documents.sort(key=lambda d: not d.title)  # a copy with a title is kept before one without
         if len(papers) > 1:
@@ -291,16 +310,24 @@ class _MergeByIdFn(beam.DoFn):
 class MergeDatabase(beam.PTransform):
     """Join documents with the metadata by paper id: the database (metadata plus what documents say of
     themselves, metadata first), the documents with their metadata, and duplicate documents as dead
-    letters. Outputs `database`, `documents`, `dead`, `tally`."""
+    letters. Outputs `database`, `documents`, `dead`, `tally`. Documents and papers cross the join as
+    `pipelines.coders` bytes, not pickled, and the outputs are typed, so that where a runner keeps them between
+    stages (the documents wait there for the matcher built from the database) it uses those coders too."""
 
     def expand(self, inputs):
         merged = (
             {
-                "documents": inputs["documents"] | "DocumentsById" >> beam.Map(lambda d: (d.paper_id, d)),
-                "papers": inputs["papers"] | "PapersById" >> beam.Map(lambda p: (p.paper_id, p)),
+                "documents": inputs["documents"]
+                | "DocumentsById" >> beam.Map(lambda d: (d.paper_id, DOCUMENTS.encode(d))),
+                "papers": inputs["papers"] | "PapersById" >> beam.Map(lambda p: (p.paper_id, PAPERS.encode(p))),
             }
             | "JoinById" >> beam.CoGroupByKey()
-            | "Merge" >> beam.ParDo(_MergeByIdFn()).with_outputs("database", TALLY, DEAD, INPUTS, main="documents")
+            | "Merge"
+            >> beam.ParDo(_MergeByIdFn())
+            .with_output_types(
+                ParsedDocument, database=Paper, **{TALLY: TALLY_TYPE, DEAD: DeadLetter, INPUTS: InputTally}
+            )
+            .with_outputs("database", TALLY, DEAD, INPUTS, main="documents")
         )
         return {
             "database": merged.database,
@@ -411,12 +438,14 @@ class _DateAndSplitFn(beam.DoFn):
 class AssignSplits(beam.PTransform):
     """Join each context with its cited paper: keep what the recipe keeps (`extractors.recipes.keep_context`: the
     citing paper passes its rule, the cited paper is in its pool), drop citations of later papers, then split by
-    date."""
+    date. The join is a `FanOutJoin`: a paper cited by more than `max_group` contexts is met in several groups, each
+    with a copy of its record, never in one list of all its contexts."""
 
-    def __init__(self, config: SplitConfig, recipe: Recipe | None = None) -> None:
+    def __init__(self, config: SplitConfig, recipe: Recipe | None = None, max_group: int = MAX_GROUP) -> None:
         super().__init__()
         self.config = config
         self.recipe = recipe
+        self.max_group = max_group
 
     def expand(self, inputs):
         split = (
@@ -424,7 +453,7 @@ class AssignSplits(beam.PTransform):
                 "contexts": inputs["contexts"] | "ContextsByCited" >> beam.Map(lambda c: (c.cited_id, c)),
                 "papers": inputs["database"] | "DatabaseById" >> beam.Map(lambda p: (p.paper_id, p)),
             }
-            | "JoinCited" >> beam.CoGroupByKey()
+            | "JoinCited" >> FanOutJoin("contexts", attrgetter("context_id"), "cited_paper", self.max_group)
             | "DateAndSplit"
             >> beam.ParDo(_DateAndSplitFn(self.config, self.recipe)).with_outputs(TALLY, main="contexts")
         )
@@ -478,10 +507,88 @@ class SelectPapers(beam.PTransform):
         self.mode = mode
 
     def expand(self, inputs):
-        roles = inputs["contexts"] | "Roles" >> beam.FlatMap(lambda c: [(c.citing_id, "citing"), (c.cited_id, "cited")])
+        roles = (
+            inputs["contexts"]
+            | "Roles" >> beam.FlatMap(lambda c: [(c.citing_id, "citing"), (c.cited_id, "cited")])
+            | "DistinctRoles" >> beam.Distinct()  # a combine: a paper cited 100,000 times joins with one "cited"
+        )
         selected = (
             {"roles": roles, "papers": inputs["database"] | "ById" >> beam.Map(lambda p: (p.paper_id, p))}
             | "JoinRoles" >> beam.CoGroupByKey()
             | "Select" >> beam.ParDo(_PapersInUseFn(self.pool, self.mode)).with_outputs("citing", TALLY, main="papers")
         )
         return {"papers": selected.papers, TALLY: selected[TALLY]}
+
+
+# ------------------------------------------------------------------------------- the graph and the figures
+
+
+class CitationGraph(beam.PTransform):
+    """Contexts into the `citations/` table's rows: one per (citing, cited) pair, with its contexts' headings."""
+
+    def expand(self, contexts):
+        return (
+            contexts
+            | "ByPair" >> beam.Map(lambda c: ((c.citing_id, c.cited_id), c.section_heading))
+            | "GroupPairs" >> beam.GroupByKey()
+            | "CitationRows" >> beam.MapTuple(lambda pair, headings: citation_row(pair[0], pair[1], list(headings)))
+        )
+
+
+class CountFigures(beam.PTransform):
+    """What stats.json, Table 1 and the plots are computed from, each one small value: `years` (papers per
+    publication year), `graph` (the citation graph's figures, `pipelines.graph.GraphStatistics`), `plot_sums`
+    (`plot_sums`), and on `tally` the citing papers per split."""
+
+    def expand(self, inputs):
+        contexts, citations, papers = inputs["contexts"], inputs["citations"], inputs["papers"]
+        citing_per_split = (
+            contexts
+            | "SplitCiting" >> beam.Map(lambda c: (c.split, c.citing_id))
+            | "DistinctCiting" >> beam.Distinct()
+            | "CitingTally" >> beam.Map(lambda sc: (f"citing_papers:{sc[0]}", 1))
+        )
+        years = (
+            papers
+            | "PaperYears" >> beam.Map(lambda p: str(p.year) if p.year else "unknown")
+            | "CountYears" >> beam.combiners.Count.PerElement()
+            | "YearDict" >> beam.combiners.ToDict()
+        )
+        return {
+            TALLY: citing_per_split,
+            "years": years,
+            "graph": citations | "GraphStatistics" >> GraphStatistics(),
+            "plot_sums": plot_sums(contexts, citations, papers),
+        }
+
+
+def plot_sums(contexts, citations, papers):
+    """The numbers behind the plots and Table 1 as one list of (small key, sum): a few hundred keys (years,
+    length buckets, citation counts, categories), summed across workers; no worker holds the contexts."""
+    per_cited = (
+        ("contexts", "Contexts", contexts | "CitedByContext" >> beam.Map(lambda c: c.cited_id)),
+        ("citing_papers", "CitingPapers", citations | "CitedByPaper" >> beam.Map(lambda row: row["cited_id"])),
+    )
+    counts = [
+        ids
+        | f"{label}PerCited" >> beam.combiners.Count.PerElement()
+        | f"{label}PerCitedKey" >> beam.MapTuple(lambda _, n, kind=kind: cited_count_key(kind, n))
+        for kind, label, ids in per_cited
+    ]
+    categories = (
+        contexts
+        | "CitingCategory" >> beam.Map(lambda c: (c.citing_id, c.citing_primary_category))
+        | "DistinctCitingCategory" >> beam.Distinct()
+        | "CategoryKey" >> beam.MapTuple(lambda _, category: citing_category_key(category))
+    )
+    return (
+        (
+            contexts | "ContextPlotKeys" >> beam.FlatMap(context_plot_keys),
+            *counts,
+            categories,
+            papers | "PoolKeys" >> beam.Map(pool_key),
+        )
+        | "AllPlotKeys" >> beam.Flatten()
+        | "SumPlotKeys" >> beam.CombinePerKey(sum)
+        | "PlotSums" >> beam.combiners.ToList()
+    )

@@ -11,14 +11,16 @@ import pytest
 from apache_beam.testing.test_pipeline import TestPipeline
 from apache_beam.testing.util import assert_that, equal_to
 
+from extractors.clients.grobid_replay import FakeGrobid, pdf_hash
+from extractors.reviews.dataset import CitationrConfig
 from extractors.reviews.forms import parse_review_file
-from extractors.reviews.labels import review_level, title_level
+from extractors.reviews.labels import evaluate
 from extractors.reviews.mentions import MentionConfig
 from extractors.reviews.records import Review
-from pipelines.citationr import EXAMPLE, MineMentions, build_pipeline, example_inputs, export_rmc_json
+from pipelines.citationr import EXAMPLE, MineMentions, build_pipeline, example_inputs, export_rmc_json, run
 from pipelines.outputs import read_stats
 from tests.support.example_corpus import REVIEWS_RECOMMEND
-from tests.support.runs import read_rows
+from tests.support.runs import read_rows, write_jsonl
 
 REVIEW_TEXT = (
     "WEAKNESSES:\nMissing related work: \u201cGraph Rewiring for Long-Range Message Passing\u201d.\n"
@@ -137,12 +139,15 @@ def test_shared_neurips_reviews(shared, tmp_path):
 
 
 def test_labelled_reviews_measure_above_floor(shared):
-    """Regression floors under the figures reported in the README (CitationR section), over every labelled part."""
-    reviews = review_level(shared)["all"]
-    titles = title_level(shared)["all"]
-    assert reviews["precision"] >= 0.9 and reviews["recall"] >= 0.85
-    assert titles["recall"] >= 0.79 and titles["precision"] >= 0.85
-    assert titles["review_level_recall"] >= 0.9  # the 233 reviews of the title files all suggest papers
+    """Regression floors under the figures reported in docs/citationr.md, over every labelled part (`all`); the
+    figures that matter are the unread part's, printed by bench/eval_citationr.py."""
+    result = evaluate(shared)
+    reviews, titles = result["bias_reviews"]["all"], result["bias_titles"]["all"]
+    assert reviews["precision"]["value"] >= 0.9 and reviews["recall"]["value"] >= 0.9
+    assert titles["title_recall"]["value"] >= 0.82 and titles["title_precision"]["value"] >= 0.85
+    assert result["bias_resolution"]["all"]["resolution_precision"]["value"] >= 0.97
+    assert titles["review_recall"]["value"] >= 0.94  # the 233 reviews of the title files all suggest papers
+    assert result["disapere"]["all"]["reviews"] + result["disapere"]["all"]["left_out"] == 506  # every review
 
 
 def test_real_review_csv_drops_annotation_columns(shared):
@@ -155,3 +160,161 @@ def test_real_review_csv_drops_annotation_columns(shared):
     )
     reviews = [i for i in parse_review_file(path.read_bytes(), str(path)) if isinstance(i, Review)]
     assert reviews and not any("Yes, the peer review suggests" in r.text for r in reviews)
+
+
+# ---------------------------------------------------------------------- already cited, extension, GROBID
+
+
+def _notes(path: Path, submissions: list[tuple[str, str]], reviews: list[tuple[str, str, str]]) -> Path:
+    """OpenReview API v2 notes: submissions (id, title) of 2023 and reviews (id, submission, weaknesses)."""
+    records = [
+        {
+            "id": s,
+            "forum": s,
+            "invitations": ["Venue/2023/Conference/-/Submission"],
+            "cdate": 1680000000000,
+            "content": {"title": {"value": t}, "abstract": {"value": "An abstract."}},
+        }
+        for s, t in submissions
+    ] + [
+        {
+            "id": r,
+            "forum": s,
+            "replyto": s,
+            "invitations": [f"Venue/2023/Conference/{s}/-/Official_Review"],
+            "cdate": 1685000000000,
+            "content": {"weaknesses": {"value": text}},
+        }
+        for r, s, text in reviews
+    ]
+    return write_jsonl(path, records)
+
+
+def _s2orc(paper_id: str, title: str, year: int, field: str = "Computer Science", cites: tuple = ()) -> dict:
+    return {
+        "paper_id": paper_id,
+        "title": title,
+        "year": year,
+        "mag_field_of_study": [field],
+        "outbound_citations": list(cites),
+        "authors": [],
+        "abstract": None,
+    }
+
+
+ASKS = "The paper misses related work: \u201c{}\u201d and \u201c{}\u201d should be cited and compared."
+
+
+@pytest.mark.e2e
+def test_database_references_decide_already_cited_and_the_extension_is_per_query(tmp_path):
+    gated, mixture = "Gated Controllers for Partially Observed Systems", "Mixture Policies for Robust Control"
+    reviews = _notes(
+        tmp_path / "notes.jsonl",
+        [("S1", "Sparse Mixtures for Online Control"), ("S2", "Robust Control from Pixels")],
+        [
+            ("R1", "S1", ASKS.format(gated, mixture)),
+            ("R2", "S2", ASKS.format(mixture, "Event Cameras for Fast Control Loops")),
+        ],
+    )
+    metadata = write_jsonl(
+        tmp_path / "metadata.jsonl",
+        [
+            _s2orc("100", "Sparse Mixtures for Online Control", 2023, cites=("200",)),  # S1's record: it cites 200
+            _s2orc("200", gated, 2022),
+            _s2orc("300", mixture, 2021),
+            _s2orc("400", "Another Control Paper Within the Window", 2020),
+            _s2orc("410", "A Control Paper After the Window", 2023),
+            _s2orc("500", "A Control Paper Long Before", 2010),
+            _s2orc("600", "A Biology Paper of the Same Year", 2021, field="Biology"),
+        ],
+    )
+    with beam.Pipeline(runner="FnApiRunner") as pipeline:
+        build_pipeline(
+            pipeline,
+            {"reviews": [str(reviews)], "metadata": [str(metadata)]},
+            str(tmp_path / "out"),
+            config=CitationrConfig(candidate_years=1),
+        )
+    stats = read_stats(str(tmp_path / "out"))
+    mentions = {m["title"]: m for m in read_rows(tmp_path / "out" / "mentions")}
+    assert mentions[gated]["kind"] == "already_cited"  # S1's database record lists it
+    assert [m["kind"] for m in mentions.values() if m["title"] == mixture] == ["recommended"]
+    assert stats["already_cited"] == {
+        "decided": False,
+        "submissions_reviewed": 2,
+        "submissions_with_references": 1,
+        "submissions_undecided": 1,  # S2 has no record: its recommendations may hold papers it cites
+        "recommended_mentions_undecided": 2,
+        "references_from": {"database": 1},
+    }
+    candidates = {c["title"]: (c["role"], c["query_ids"]) for c in read_rows(tmp_path / "out" / "candidates")}
+    assert candidates[mixture] == ("positive", ["S1", "S2"])
+    # 300 (2021, CS) opens 2020..2022 for both queries (2023): 400 is in; 410 after the window, 500 before it,
+    # 600 in another category, 200 (2022) is S1's cited paper, in the window too
+    assert candidates["Another Control Paper Within the Window"] == ("extension", ["S1", "S2"])
+    assert candidates[gated] == ("extension", ["S1", "S2"])
+    assert not {
+        "A Control Paper After the Window",
+        "A Control Paper Long Before",
+        "A Biology Paper of the Same Year",
+    } & set(candidates)
+    assert stats["candidates"] == {"extension": 2, "positive": 1, "unresolved_title": 1}
+
+
+SUBMISSION_TEI = b"""<?xml version="1.0" encoding="UTF-8"?>
+<TEI xmlns="http://www.tei-c.org/ns/1.0"><teiHeader><fileDesc><titleStmt><title level="a" type="main">Robust
+Control from Pixels</title></titleStmt><sourceDesc><biblStruct><analytic/><monogr><imprint/></monogr></biblStruct>
+</sourceDesc></fileDesc></teiHeader><text><body><div><p>As in <ref type="bibr" target="#b0">[1]</ref>.</p></div></body>
+<back><div type="references"><listBibl><biblStruct xml:id="b0"><analytic><title level="a" type="main">Mixture
+Policies for Robust Control</title></analytic><monogr><title level="j">JMLR</title><imprint><date type="published"
+when="2021"/></imprint></monogr></biblStruct></listBibl></div></back></text></TEI>"""
+GATED_STRUCT = (
+    b'<analytic><title level="a" type="main">Gated controllers for partially observed systems</title></analytic>'
+    b'<monogr><title level="m">ICML</title><imprint><date type="published" when="2022"/></imprint></monogr>'
+)
+
+
+@pytest.mark.e2e
+def test_submission_pdfs_and_reviewer_reference_strings_go_through_grobid(tmp_path):
+    """--pdfs: the submission's own PDF through GROBID decides already_cited; an explicit --grobid_url: each
+    reviewer reference string through processCitationList, whose title the mention takes."""
+    entry = "Kim, J. and Osei, R. Gated Controllers for Partially Observed Systems. ICML 2022."
+    reviews = _notes(
+        tmp_path / "notes.jsonl",
+        [("S2", "Robust Control from Pixels")],
+        [
+            (
+                "R2",
+                "S2",
+                "Missing references:\n[1] " + entry + "\n[2] Lee, A. Mixture Policies for Robust Control. JMLR 2021.\n",
+            )
+        ],
+    )
+    pdfs = tmp_path / "pdfs"
+    pdfs.mkdir()
+    pdf = b"%PDF-1.4 a fictional submission\n%%EOF\n"
+    (pdfs / "S2.pdf").write_bytes(pdf)
+    with FakeGrobid({pdf_hash(pdf): SUBMISSION_TEI}, citation_structs={entry: GATED_STRUCT}) as server:
+        stats = run(
+            [
+                "--runner=FnApiRunner",
+                "--reviews",
+                str(reviews),
+                "--pdfs",
+                str(pdfs / "*.pdf"),
+                "--grobid_url",
+                server.url,
+                "--output",
+                str(tmp_path / "out"),
+            ]
+        )
+        sent = [raw for form in server.citation_forms for raw in form["citations"]]
+    assert sorted(sent) == sorted([entry, "Lee, A. Mixture Policies for Robust Control. JMLR 2021."])
+    kinds = {m["title"]: m["kind"] for m in read_rows(tmp_path / "out" / "mentions")}
+    assert kinds == {
+        "Gated controllers for partially observed systems": "recommended",  # GROBID's title, not the rules' cut
+        "Mixture Policies for Robust Control": "already_cited",  # in the bibliography of the submission's PDF
+    }
+    assert stats["already_cited"]["references_from"] == {"own_paper": 1}
+    assert stats["grobid"]["reviewer_references_read_by_grobid"] == 1
+    assert stats["options"]["grobid_citations"] is True

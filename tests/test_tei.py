@@ -128,3 +128,71 @@ def test_sections_are_numbered_the_same_on_every_parse(shared):
         for index, heading in first:
             headings.setdefault(index, heading)
             assert headings[index] == heading, path.name
+
+
+def test_whitespace_collapsing_equals_the_regex_for_every_code_point():
+    """`_collapse` skips the substitution for printable text without a double space and `_clean` splits with
+    `str.split()`: both rest on the characters `\\s` matches being exactly `str.isspace()`'s, all of them
+    unprintable but the space. Checked for every code point, then on text built from every whitespace."""
+    import re
+    import sys
+
+    from extractors.documents.tei import _clean, _collapse
+
+    chars = "".join(chr(c) for c in range(sys.maxunicode + 1) if not 0xD800 <= c <= 0xDFFF)
+    regex_spaces = set(re.findall(r"\s", chars))
+    assert regex_spaces == {c for c in chars if c.isspace()}
+    assert {c for c in regex_spaces if c.isprintable()} == {" "}
+    samples = ["", "plain words", "a  b", " lead", "trail ", "\u00a0nbsp\u2009thin", "x\x1cy", "\u3000"]
+    samples += [f"a{c}b{c}{c}c {c}" for c in sorted(regex_spaces)] + [f"\u00e9t\u00e9{c}" for c in "\x85\u200b\u2028"]
+    for text in samples:
+        assert _collapse(text) == re.sub(r"\s+", " ", text), repr(text)
+        assert _clean(text) == (re.sub(r"\s+", " ", text).strip() or None), repr(text)
+
+
+def expected_sections(tree: etree._Element) -> list[tuple[str, str | None, int]]:
+    """(kind, heading, section index) of each paragraph, from every container's ancestors, read with XPath: the
+    innermost figure or footnote around it (itself included), else its innermost div, else its area."""
+
+    def text(nodes):
+        return " ".join(" ".join(nodes).split()) or None
+
+    areas = [(a, "abstract") for a in tree.xpath("t:teiHeader/t:profileDesc/t:abstract", namespaces=NS)]
+    for name, kind in (("front", "body"), ("body", "body"), ("back", "back")):
+        areas += [(a, kind) for a in tree.xpath(f"t:text/t:{name}", namespaces=NS)]
+    containers = "self::t:p or self::t:figDesc or self::t:note or self::t:item or self::t:cell"
+    out, numbers = [], {}
+    for area, area_kind in areas:
+        depth = len(area.xpath("ancestor::*"))
+        for container in area.xpath(f".//*[{containers}][not(ancestor::t:listBibl)]", namespaces=NS):
+            chain = container.xpath("ancestor-or-self::*", namespaces=NS)[
+                depth + 1 :
+            ]  # below the area, outermost first
+            if any(c.xpath(containers, namespaces=NS) for c in chain[:-1]):
+                continue  # not an outermost container
+            special = [
+                c for c in chain if c.tag.endswith("}figure") or (c.tag.endswith("}note") and c.get("place") == "foot")
+            ]
+            divs = [c for c in chain if c.tag.endswith("}div")]
+            section = special[-1] if special else divs[-1] if divs else area
+            head = text(section.xpath("t:head//text()", namespaces=NS)) if section is not area else None
+            if special and section.tag.endswith("}figure"):
+                label = text(section.xpath("t:label//text()", namespaces=NS))
+                kind, heading = "caption", head or (f"Figure {label}" if label else "Figure caption")
+            elif special:
+                kind, heading = "note", head or "Footnote"
+            else:
+                kind, heading = area_kind, (head or "Abstract") if area_kind == "abstract" else head
+            number = numbers.setdefault(section, len(numbers))
+            if "".join(container.itertext()).strip() or container.xpath(".//t:ref[@type='bibr']", namespaces=NS):
+                out.append((kind, heading, number))
+    return out
+
+
+def test_sections_and_headings_equal_an_ancestor_reading(shared):
+    """Sections are handed down the walk and headings read once per section: every paragraph's kind, heading and
+    section number must be what its ancestors say."""
+    for path in real_tei_files(shared):
+        data = path.read_bytes()
+        parsed = [(p.kind, p.section_heading, p.section_index) for p in parse_tei(data, str(path)).paragraphs]
+        assert parsed == expected_sections(etree.fromstring(data)), path.name

@@ -167,3 +167,74 @@ def test_the_real_arxiv_metadata_gets_categories_and_acm_classes(shared):
             assert all(acm for (acm, _, cs), n in counts.items() if cs), "every cs primary category maps"
 
         assert_that(summary, check)
+
+
+# ----------------------------------------------------------------------------------------------- hot keys
+
+
+def largest_group(result, name: str) -> int:
+    """The largest group `FanOutJoin` made under `name` (its `joins:<name>_group_size` distribution)."""
+    from apache_beam.metrics.metric import MetricsFilter
+
+    found = result.metrics().query(MetricsFilter().with_namespace("joins").with_name(f"{name}_group_size"))
+    sizes = [d.committed.max for d in found["distributions"] if d.committed is not None]
+    assert sizes, f"no group-size distribution named {name}"
+    return max(sizes)
+
+
+def test_a_paper_cited_by_every_context_is_never_one_group_of_all_its_contexts():
+    """300 contexts of 300 papers all cite one paper: the split of each is what it would be alone, and no group
+    holds more than about `max_group` of them (the spread is a hash, so a little over)."""
+    from extractors.records import Context
+
+    cited = Paper("hot", "The paper everyone cites", date=dt.date(2019, 1, 1), year=2019)
+    contexts = [
+        Context(f"c{i:03d}_hot_0", f"c{i:03d}", "hot", "b0", "text", "text", "Intro", "[1]", citing_year=2019 + i % 6)
+        for i in range(300)
+    ]
+    expected = [(c.context_id, "train" if c.citing_year < 2024 else "validation") for c in contexts]
+    p = TestPipeline(runner="FnApiRunner")
+    split = {"contexts": p | "Contexts" >> beam.Create(contexts), "database": p | "Db" >> beam.Create([cited])} | (
+        AssignSplits(SplitConfig(dt.date(2024, 1, 1), dt.date(2026, 1, 1)), max_group=50)
+    )
+    assert_that(split["contexts"] | beam.Map(lambda c: (c.context_id, c.split)), equal_to(expected))
+    result = p.run()
+    result.wait_until_finish()
+    assert largest_group(result, "cited_paper") <= 75  # 300 contexts in 6 groups of about 50, never one of 300
+
+
+def test_a_reference_cited_everywhere_resolves_as_in_memory_without_one_group_of_its_references():
+    """400 references to one arXiv id and 400 to one title (no id) resolve as `InMemoryMatcher` resolves them;
+    neither the identifier key, the title's LSH buckets nor the paper's candidate pairs become one group."""
+    from collections import Counter
+
+    from mapping.matcher import InMemoryMatcher
+    from pipelines.matching import MatchReferences
+
+    papers = [
+        Paper("1810.04805", "BERT: Pre-training of Deep Bidirectional Transformers", arxiv_id="1810.04805"),
+        Paper("1706.03762", "Attention Is All You Need", year=2017),
+        Paper("other", "Deep residual learning for image recognition", year=2016),
+    ]
+    refs = [(f"d{i}\x1f0", BibEntry("b0", title="BERT", arxiv_id="1810.04805")) for i in range(400)]
+    refs += [(f"d{i}\x1f1", BibEntry("b1", title="Attention is all you need.", year=2017)) for i in range(400)]
+    counts: Counter = Counter()
+    resolutions = InMemoryMatcher(papers, MatchConfig()).resolve_many(
+        [entry for _, entry in refs], lambda name, n=1: counts.update({name: n})
+    )
+    assert {r.paper_id for r in resolutions} == {"1810.04805", "1706.03762"}
+    p = TestPipeline(runner="FnApiRunner")
+    out = {"papers": p | "Papers" >> beam.Create(papers), "refs": p | "Refs" >> beam.Create(refs)} | (
+        MatchReferences(MatchConfig(), max_group=40)
+    )
+    expected = [(key, r) for (key, _), r in zip(refs, resolutions, strict=True)]
+    assert_that(out["resolutions"], equal_to(expected), label="SameResolutions")
+    summed = out[TALLY] | beam.CombinePerKey(sum) | beam.Filter(lambda kv: kv[1] > 0)
+    assert_that(summed, equal_to(sorted(counts.items())), label="SameCounts")
+    result = p.run()
+    result.wait_until_finish()
+    assert largest_group(result, "identifier") <= 60  # 400 references in groups of about 40
+    assert largest_group(result, "title_bucket") <= 60
+    # a paper's candidate pairs: each reference brings one pair per LSH band it shares (up to 25), and a
+    # reference's pairs stay in one group, so groups hold a few references' pairs, not the 10,000 of all 400
+    assert largest_group(result, "title_candidate_paper") <= 250

@@ -11,7 +11,9 @@ are applied on top, because a citation marker must never be split from its sente
 
 from __future__ import annotations
 
+import ctypes
 import re
+import threading
 from collections.abc import Sequence
 
 import blingfire
@@ -19,7 +21,26 @@ import blingfire
 from extractors.records import Mention, Paragraph
 
 _ONLY_MARKERS_AND_PUNCT = re.compile(r"^[\s\W\d]*$")
+_NO_WORD = re.compile(r"[\s\W\d]*")  # `_ONLY_MARKERS_AND_PUNCT` as a fullmatch (newlines are in the class)
 _ANCHOR = 24  # characters of a sentence used to find it back in the paragraph
+_LIBRARY = blingfire.blingfire  # the library `blingfire.text_to_sentences` calls through ctypes
+_BUFFERS = threading.local()  # one output buffer per thread, grown as needed (Beam runs DoFns in threads)
+
+
+def text_to_sentences(text: str) -> str:
+    """`blingfire.text_to_sentences(text)`, without allocating a new zeroed output buffer per call (a third
+    of the library call's cost on short paragraphs). The library is given the same input and the same output
+    limit (twice the UTF-8 length); its answer is read up to the first NUL, as the library's wrapper reads it
+    (tests/test_sentences.py compares the two)."""
+    data = text.encode("utf-8")
+    limit = len(data) * 2
+    buffer = getattr(_BUFFERS, "buffer", None)
+    if buffer is None or len(buffer) < limit:
+        buffer = _BUFFERS.buffer = ctypes.create_string_buffer(max(limit, 1 << 16))
+    written = _LIBRARY.TextToSentences(data, len(data), buffer, limit)
+    if written == -1 or written > limit:
+        return ""
+    return ctypes.string_at(buffer, written).split(b"\0", 1)[0].decode("utf-8")
 
 
 def blingfire_spans(text: str) -> list[tuple[int, int]]:
@@ -30,10 +51,9 @@ def blingfire_spans(text: str) -> list[tuple[int, int]]:
     gives the same spans (tests/test_sentences.py checks this against the library on real papers); where a
     sentence cannot be found verbatim, we fall back to the library's offsets.
     """
-    sentences = blingfire.text_to_sentences(text).split("\n")
-    spans: list[tuple[int, int]] = []
+    starts: list[int] = []
     cursor = 0
-    for sentence in sentences:
+    for sentence in text_to_sentences(text).split("\n"):
         sentence = sentence.strip()
         if not sentence:
             continue
@@ -41,12 +61,11 @@ def blingfire_spans(text: str) -> list[tuple[int, int]]:
         if start < 0:
             _, offsets = blingfire.text_to_sentences_and_offsets(text)
             return [(int(a), int(b)) for a, b in offsets if b > a]
-        spans.append((start, start + len(sentence)))
+        starts.append(start)
         cursor = start + 1
     # a sentence ends where the next begins (less whitespace): robust to whitespace the library normalised
     result = []
-    for k, (start, _) in enumerate(spans):
-        end = spans[k + 1][0] if k + 1 < len(spans) else len(text)
+    for start, end in zip(starts, [*starts[1:], len(text)], strict=True):
         while end > start and text[end - 1].isspace():
             end -= 1
         result.append((start, end))
@@ -63,9 +82,13 @@ def split_sentences(text: str, marker_spans: Sequence[tuple[int, int]] = ()) -> 
     merged: list[tuple[int, int]] = [spans[0]]
     for start, end in spans[1:]:
         prev_start, prev_end = merged[-1]
-        inside_marker = any(ms < start < me or ms < prev_end < me for ms, me in marker_spans)
-        leftover = _strip_markers(text, start, end, marker_spans)
-        if inside_marker or _ONLY_MARKERS_AND_PUNCT.match(leftover):
+        if marker_spans:
+            inside_marker = any(ms < start < me or ms < prev_end < me for ms, me in marker_spans)
+            only_markers = _ONLY_MARKERS_AND_PUNCT.match(_strip_markers(text, start, end, marker_spans))
+        else:  # the sentence as it stands, read in place
+            inside_marker = False
+            only_markers = _NO_WORD.fullmatch(text, start, end)
+        if inside_marker or only_markers:
             merged[-1] = (prev_start, end)
         else:
             merged.append((start, end))
@@ -88,6 +111,8 @@ def paragraph_with_sentences(
 
 def _strip_markers(text: str, start: int, end: int, marker_spans: Sequence[tuple[int, int]]) -> str:
     """The sentence's text with citation markers blanked, to tell whether anything but markers is left."""
+    if not any(ms < end and me > start for ms, me in marker_spans):
+        return text[start:end]
     chars = list(text[start:end])
     for ms, me in marker_spans:
         for i in range(max(ms, start), min(me, end)):

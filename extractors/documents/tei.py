@@ -23,7 +23,7 @@ import functools
 import re
 import xml.etree.ElementTree as ElementTree
 from collections.abc import Callable
-from dataclasses import asdict
+from dataclasses import fields
 from pathlib import PurePosixPath
 from typing import ParamSpec, TypeVar
 
@@ -46,6 +46,16 @@ TEI_NS = "http://www.tei-c.org/ns/1.0"
 NS = {"t": TEI_NS}
 _CONTAINERS = frozenset(f"{{{TEI_NS}}}{tag}" for tag in ("p", "figDesc", "note", "item", "cell"))
 _WS = re.compile(r"\s+")
+# Qualified tag names read in the per-element loops, made once (an f-string per element was a tenth of parsing).
+_REF, _S, _DIV, _FIGURE, _NOTE, _HEAD, _LABEL, _LIST_BIBL = (
+    f"{{{TEI_NS}}}{tag}" for tag in ("ref", "s", "div", "figure", "note", "head", "label", "listBibl")
+)
+_PERS_NAME, _FORENAME, _SURNAME, _AUTHOR = (
+    f"{{{TEI_NS}}}{tag}" for tag in ("persName", "forename", "surname", "author")
+)
+_ANALYTIC, _MONOGR, _TITLE, _IMPRINT, _DATE = (
+    f"{{{TEI_NS}}}{tag}" for tag in ("analytic", "monogr", "title", "imprint", "date")
+)
 _CATEGORY_IN_IDNO = re.compile(r"\[([a-z\-]+(?:\.[A-Za-z\-]+)?)\]")
 
 
@@ -92,11 +102,32 @@ def _q(tag: str) -> str:
     return f"{{{TEI_NS}}}{tag}"
 
 
+def _collapse(text: str) -> str:
+    """Whitespace runs as one space. Every whitespace character but the space is unprintable, so printable text
+    with no double space is what the substitution gives back unchanged (most text is; both checks run at C
+    speed, a fifth of the substitution's cost)."""
+    return text if text.isprintable() and "  " not in text else _WS.sub(" ", text)
+
+
 def _clean(text: str | None) -> str | None:
+    """Whitespace runs collapsed to one space, ends stripped; None when nothing is left. `str.split()` splits on
+    exactly the characters `\\s` matches in a str pattern (both are `str.isspace`; tests/test_tei.py checks every
+    code point), at a third of the regex's cost."""
     if text is None:
         return None
-    text = _WS.sub(" ", text).strip()
-    return text or None
+    return " ".join(text.split()) or None
+
+
+def _child(
+    elem: etree._Element, tag: str, attribute: str | None = None, value: str | None = None
+) -> etree._Element | None:
+    """The first child of `elem` with `tag` (and `attribute` equal to `value`): what `elem.find(tag)` (or
+    `elem.find(f"{tag}[@{attribute}='{value}']")`) finds, without ElementPath's cost per call (a bib entry
+    made a dozen such calls)."""
+    for child in elem:
+        if child.tag == tag and (attribute is None or child.get(attribute) == value):
+            return child
+    return None
 
 
 def _text_of(elem: etree._Element | None) -> str | None:
@@ -131,6 +162,8 @@ _OPEN, _CHILD, _TAIL, _CLOSE_SENTENCE = range(4)
 class _TextBuilder:
     """Assembles a paragraph's text from an element tree, recording mention and `<s>` spans."""
 
+    __slots__ = ("parts", "length", "mentions", "sentences")
+
     def __init__(self) -> None:
         self.parts: list[str] = []
         self.length = 0
@@ -143,7 +176,7 @@ class _TextBuilder:
     def append(self, raw: str | None) -> None:
         if not raw:
             return
-        text = _WS.sub(" ", raw)
+        text = _collapse(raw)
         if text.startswith(" ") and self._ends_with_space():
             text = text[1:]
         if text:
@@ -151,9 +184,23 @@ class _TextBuilder:
             self.length += len(text)
 
     def walk(self, elem: etree._Element) -> None:
-        """Depth first through `elem` with an explicit stack (inline markup can nest thousands deep): each
-        element's text, then its children, each followed by its tail; `<s>` spans and mentions recorded."""
-        stack: list[tuple[int, etree._Element, int]] = [(_OPEN, elem, 0)]
+        """Depth first through `elem`: each element's text, then its children, each followed by its tail; `<s>`
+        spans and mentions recorded. The container's own children are read in a loop where they are markers
+        or childless markup (most are); anything nested goes through `_walk_stack`."""
+        self.append(elem.text)
+        for child in elem:
+            tag = child.tag
+            if tag == _REF and child.get("type") == "bibr":
+                self._add_mention(child)
+                self.append(child.tail)
+            elif isinstance(tag, str) and tag != _S and not len(child):
+                self.append(child.text)
+                self.append(child.tail)
+            else:
+                self._walk_stack([(_CHILD, child, 0)])
+
+    def _walk_stack(self, stack: list[tuple[int, etree._Element, int]]) -> None:
+        """The walk with an explicit stack (inline markup can nest thousands deep), until `stack` is empty."""
         while stack:
             step, node, start = stack.pop()
             if step == _TAIL:
@@ -170,10 +217,10 @@ class _TextBuilder:
                 stack.extend((_CHILD, child, 0) for child in reversed(node))
             elif not isinstance(node.tag, str):  # comments, processing instructions
                 self.append(node.tail)
-            elif node.tag == _q("ref") and node.get("type") == "bibr":
+            elif node.tag == _REF and node.get("type") == "bibr":
                 self._add_mention(node)
                 self.append(node.tail)
-            elif node.tag == _q("s"):
+            elif node.tag == _S:
                 if not self._ends_with_space():
                     self.append(" ")
                 stack.append((_CLOSE_SENTENCE, node, self.length))
@@ -183,7 +230,7 @@ class _TextBuilder:
                 stack.append((_OPEN, node, 0))
 
     def _add_mention(self, ref: etree._Element) -> None:
-        raw = _WS.sub(" ", "".join(ref.itertext()))
+        raw = _collapse("".join(ref.itertext()))
         self.append(raw)
         stripped = raw.strip()
         end = self.length - (len(raw) - len(raw.rstrip(" ")))
@@ -200,7 +247,8 @@ class _TextBuilder:
         stripped = text.rstrip(" ")
         if not stripped and not self.mentions:
             return None
-        sentences = tuple((a, min(b, len(stripped))) for a, b in self.sentences if a < len(stripped))
+        length = len(stripped)
+        sentences = tuple((a, min(b, length)) for a, b in self.sentences if a < length) if self.sentences else ()
         if not sentences:
             sentences = split_sentences(stripped, [(m.start, m.end) for m in self.mentions])
         return Paragraph(
@@ -213,52 +261,70 @@ class _TextBuilder:
         )
 
 
-def _outermost_containers(root: etree._Element, skip: frozenset[str] = frozenset()) -> list[etree._Element]:
-    """Paragraph-like elements under `root` with no paragraph-like ancestor below `root`, in order."""
-    found: list[etree._Element] = []
-    stack = list(reversed(root))  # an explicit stack, not recursion: markup can nest thousands deep
+def _own_section(elem: etree._Element) -> str | None:
+    """The paragraph kind of a section that `elem` opens whatever encloses it: a figure's, a footnote's."""
+    if elem.tag == _FIGURE:
+        return "caption"
+    if elem.tag == _NOTE and elem.get("place") == "foot":
+        return "note"
+    return None
+
+
+def _outermost_containers(
+    root: etree._Element, skip: frozenset[str] = frozenset()
+) -> list[tuple[etree._Element, etree._Element, str]]:
+    """Paragraph-like elements under `root` with no paragraph-like ancestor below `root`, in order, each with the
+    element that defines its section and the paragraph kind that implies: the innermost figure or footnote
+    around it (itself included), else its innermost `div`, else `root` ("body"). Sections are handed down the
+    walk, so no container looks up its ancestors."""
+    found: list[tuple[etree._Element, etree._Element, str]] = []
+    # an explicit stack, not recursion: markup can nest thousands deep; each entry carries the innermost
+    # figure or footnote above it (with its kind) and the innermost div
+    stack: list[tuple[etree._Element, etree._Element | None, str, etree._Element | None]] = [
+        (child, None, "body", None) for child in reversed(root)
+    ]
     while stack:
-        child = stack.pop()
-        if not isinstance(child.tag, str) or child.tag in skip:
+        child, special, special_kind, div = stack.pop()
+        tag = child.tag
+        if not isinstance(tag, str) or tag in skip:
             continue
-        if child.tag in _CONTAINERS:
-            found.append(child)
+        if tag == _FIGURE or tag == _NOTE:  # `_own_section`, inlined: this loop meets every element
+            kind = _own_section(child)
+            if kind is not None:
+                special, special_kind = child, kind
+        if tag in _CONTAINERS:
+            if special is not None:
+                found.append((child, special, special_kind))
+            else:
+                found.append((child, div if div is not None else root, "body"))
         else:
-            stack.extend(reversed(child))
+            if tag == _DIV:
+                div = child
+            stack.extend((grandchild, special, special_kind, div) for grandchild in reversed(child))
     return found
 
 
-def _section_of(container: etree._Element, stop: etree._Element) -> tuple[etree._Element, str]:
-    """The element that defines a container's section, and the paragraph kind it implies."""
-    node = container
-    section = stop
-    kind = "body"
-    while node is not None and node is not stop:
-        tag = node.tag
-        if tag == _q("figure") or (tag == _q("note") and node.get("place") == "foot"):
-            return node, ("caption" if tag == _q("figure") else "note")
-        if tag == _q("div") and section is stop:
-            section = node
-        node = node.getparent()
-    return section, kind
-
-
 def _heading_of(section: etree._Element, kind: str) -> str | None:
-    head = section.find(_q("head"))
+    head = _child(section, _HEAD)
     heading = _text_of(head)
     if kind == "caption":
-        label = _text_of(section.find(_q("label")))
+        label = _text_of(_child(section, _LABEL))
         return heading or (f"Figure {label}" if label else "Figure caption")
     if kind == "note":
         return heading or "Footnote"
     return heading
 
 
+_SKIPPED_AREAS = frozenset({_LIST_BIBL})
+
+
 def _paragraphs(tree: etree._Element) -> tuple[Paragraph, ...]:
     paragraphs: list[Paragraph] = []
-    # Keyed by the element itself, not id(): lxml makes element proxies on access and frees them, so an
-    # id() can be reused by another section's proxy; a dict key keeps the proxy (and its identity) alive.
-    section_ids: dict[etree._Element, int] = {}
+    # A section's number and heading, by order of first appearance. Keyed by the element itself, not id(): lxml
+    # makes element proxies on access and frees them, so an id() can be reused by another section's proxy; a
+    # dict key keeps the proxy (and its identity) alive. A section's kind follows from its element and area, so
+    # its heading is read once, not once per paragraph.
+    sections: dict[etree._Element, tuple[int, str | None]] = {}
     areas: list[tuple[etree._Element, str]] = []
     abstract = tree.find(f"{_q('teiHeader')}/{_q('profileDesc')}/{_q('abstract')}")
     if abstract is not None:
@@ -270,34 +336,57 @@ def _paragraphs(tree: etree._Element) -> tuple[Paragraph, ...]:
             if area is not None:
                 areas.append((area, kind))
     for area, area_kind in areas:
-        for container in _outermost_containers(area, skip=frozenset({_q("listBibl")})):
-            section, kind = _section_of(container, area)
+        for container, section, kind in _outermost_containers(area, skip=_SKIPPED_AREAS):
             if kind == "body":
                 kind = area_kind
-            key = section
-            if key not in section_ids:
-                section_ids[key] = len(section_ids)
-            if kind == "abstract":
+            if section not in sections:
                 heading = _heading_of(section, kind) if section is not area else None
-                heading = heading or "Abstract"
-            else:
-                heading = _heading_of(section, kind) if section is not area else None
-            builder = _TextBuilder()
-            builder.walk(container)
-            paragraph = builder.paragraph(section_ids[key], heading, kind)
+                if kind == "abstract":
+                    heading = heading or "Abstract"
+                sections[section] = (len(sections), heading)
+            index, heading = sections[section]
+            if len(container):
+                builder = _TextBuilder()
+                builder.walk(container)
+                paragraph = builder.paragraph(index, heading, kind)
+            else:  # a childless container (most table cells): what the builder makes of its text alone
+                text = _clean(container.text)
+                paragraph = (
+                    Paragraph(
+                        text=text,
+                        section_index=index,
+                        section_heading=heading,
+                        sentences=split_sentences(text),
+                        mentions=(),
+                        kind=kind,
+                    )
+                    if text
+                    else None
+                )
             if paragraph is not None:
                 paragraphs.append(paragraph)
     return tuple(paragraphs)
 
 
 def _person_name(author: etree._Element) -> str | None:
-    pers = author.find(_q("persName"))
+    """The forenames (each one's own text) then the first surname (all its text) of the author's `persName`."""
+    pers = _child(author, _PERS_NAME)
     if pers is None:
         return None
-    names = [_clean(f.text) for f in pers.findall(_q("forename"))]
-    surname = _clean("".join(pers.find(_q("surname")).itertext())) if pers.find(_q("surname")) is not None else None
-    parts = [n for n in names if n] + ([surname] if surname else [])
-    return " ".join(parts) or None
+    names: list[str] = []
+    surname = None
+    surname_seen = False
+    for child in pers:  # one pass over the children, not a search per name part
+        if child.tag == _FORENAME:
+            name = _clean(child.text)
+            if name:
+                names.append(name)
+        elif child.tag == _SURNAME and not surname_seen:
+            surname_seen = True
+            surname = _clean("".join(child.itertext()))
+    if surname:
+        names.append(surname)
+    return " ".join(names) or None
 
 
 # `idno/@type` (lower-cased) to key kinds; an untyped idno is what GROBID makes of "abs/1901.00596" or "doi: …"
@@ -324,35 +413,71 @@ def _bib_keys(struct: etree._Element, raw: str | None) -> list[str | None]:
     return keys
 
 
+_IDENTIFIER_FIELDS = tuple(f.name for f in fields(Identifiers))
+
+
+def _titles_and_authors(part: etree._Element | None) -> tuple[dict[str, etree._Element], list[etree._Element]]:
+    """An `analytic` or `monogr` read in one pass: its first `title` (key ""), first `title[@type='main']`
+    ("main"), first `title[@level='j']` and `[@level='m']` ("j", "m"), and its `author` children in order."""
+    titles: dict[str, etree._Element] = {}
+    authors: list[etree._Element] = []
+    if part is None:
+        return titles, authors
+    for child in part:
+        if child.tag == _AUTHOR:
+            authors.append(child)
+        elif child.tag == _TITLE:
+            titles.setdefault("", child)
+            if child.get("type") == "main":
+                titles.setdefault("main", child)
+            level = child.get("level")
+            if level == "j" or level == "m":
+                titles.setdefault(level, child)
+    return titles, authors
+
+
 def _bib_entry(struct: etree._Element, index: int) -> BibEntry:
     bib_id = struct.get("{http://www.w3.org/XML/1998/namespace}id") or f"b{index}"
-    analytic = struct.find(_q("analytic"))
-    monogr = struct.find(_q("monogr"))
+    analytic = monogr = raw_note = None
+    for child in struct:  # the first analytic, monogr and raw_reference note, in one pass
+        if child.tag == _ANALYTIC and analytic is None:
+            analytic = child
+        elif child.tag == _MONOGR and monogr is None:
+            monogr = child
+        elif child.tag == _NOTE and raw_note is None and child.get("type") == "raw_reference":
+            raw_note = child
+    analytic_titles, analytic_authors = _titles_and_authors(analytic)
+    monogr_titles, monogr_authors = _titles_and_authors(monogr)
     title = None
     venue = None
     if analytic is not None:
-        title = _text_of(analytic.find(f"{_q('title')}[@type='main']")) or _text_of(analytic.find(_q("title")))
+        title = _text_of(analytic_titles.get("main")) or _text_of(analytic_titles.get(""))
     if monogr is not None:
         monogr_title = (
-            _text_of(monogr.find(f"{_q('title')}[@level='j']"))
-            or _text_of(monogr.find(f"{_q('title')}[@level='m']"))
-            or _text_of(monogr.find(_q("title")))
+            _text_of(monogr_titles.get("j")) or _text_of(monogr_titles.get("m")) or _text_of(monogr_titles.get(""))
         )
         if title is None:
             title = monogr_title
         else:
             venue = monogr_title
-    authors_from = analytic if analytic is not None and analytic.find(_q("author")) is not None else monogr
-    authors: tuple[str, ...] = ()
-    if authors_from is not None:
-        authors = tuple(n for n in (_person_name(a) for a in authors_from.findall(_q("author"))) if n)
+    names = (_person_name(a) for a in (analytic_authors or monogr_authors))
+    authors = tuple(n for n in names if n)
     year = None
-    date = struct.find(f".//{_q('imprint')}/{_q('date')}")
+    # `.//imprint/date`: the first date child of the first imprint (in document order) that has one
+    date = next((d for imprint in struct.iter(_IMPRINT) for d in imprint if d.tag == _DATE), None)
     if date is not None:
         _, year = parse_date(date.get("when") or _text_of(date))
-    raw = _text_of(struct.find(f"{_q('note')}[@type='raw_reference']"))
+    raw = _text_of(raw_note)
     ids = Identifiers.from_keys(_bib_keys(struct, raw))
-    return BibEntry(bib_id=bib_id, title=title, authors=authors, year=year, venue=venue, raw=raw, **asdict(ids))
+    return BibEntry(
+        bib_id=bib_id,
+        title=title,
+        authors=authors,
+        year=year,
+        venue=venue,
+        raw=raw,
+        **{name: getattr(ids, name) for name in _IDENTIFIER_FIELDS},
+    )
 
 
 @raises_only_document_errors

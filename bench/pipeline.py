@@ -1,0 +1,567 @@
+"""What Beam costs over a plain loop: the arsyta pipeline on FnApiRunner against a plain Python loop over the
+same functions, on corpora of real GROBID TEI replicated under new arXiv ids.
+
+    python bench/pipeline.py                                    # 100, 1,000 and 5,000 papers
+    python bench/pipeline.py --papers 100,1000 --json /tmp/pipeline.json
+
+The corpus of N papers: the real TEI under ../shared/data/grobid (or $CITREC_SHARED_DATA/grobid), copy k of
+template k mod 37, with its header ids replaced by the arXiv id 2301.k (its title, body and bibliography kept);
+an arXiv-snapshot metadata line for every copy (dated 2023), and one for every distinct bibliography title of
+the templates (dated 2015, so that references resolve by title and give contexts).
+
+Each run is a child process of its own, so that its CPU seconds (user + system, `resource.getrusage`, the
+child's own and its children's) and its peak resident memory are its own; `cpu_s` counts from after the
+imports, `cpu_total_s` from the process start. Beam runs `python -m pipelines.arsyta --runner=FnApiRunner`'s
+`run` (one SDK worker, in process: one core, like the loop). The loop does what the pipeline does with the
+same functions (`parse_document_file`, `parse_metadata_line`, `merge_papers`, `InMemoryMatcher`,
+`cut_contexts`, `keep_context`, `date_and_split`, the row functions, `dataset_files`) with dicts for the
+joins, times each stage (CPU seconds: the per-stage costs docs/scale.md extrapolates from), and writes the
+same tables; the benchmark checks that both wrote the same contexts, papers and citations rows. In the Beam
+run, the bytes every GroupByKey receives (the runner's shuffle: what a Dataflow job pays shuffle for) are
+counted per step.
+
+Prints one line per run and the ratios, and writes everything to --json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import time
+from collections import Counter, defaultdict
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from extractors.shared_data import shared_data_dir  # noqa: E402
+
+TEMPLATE_GLOB = "*/*.tei.xml"
+TABLES = ("contexts", "papers", "citations")
+
+
+# ---------------------------------------------------------------------------------------------- corpus
+
+
+def copy_id(k: int) -> str:
+    """The arXiv id of copy k: 2301.00000, 2301.00001, ... (2302.00000 after 99,999)."""
+    return f"23{1 + k // 100_000:02d}.{k % 100_000:05d}"
+
+
+def make_corpus(papers: int, folder: Path) -> dict[str, int]:
+    """`folder/tei/*.tei.xml` (N copies of the real TEI under new arXiv ids) and `folder/metadata.jsonl`."""
+    from lxml import etree
+
+    from extractors.documents.tei import TEI_NS, parse_tei
+
+    q = f"{{{TEI_NS}}}"
+    templates = sorted((shared_data_dir() / "grobid").glob(TEMPLATE_GLOB))
+    if not templates:
+        raise SystemExit(f"no TEI under {shared_data_dir() / 'grobid'}")
+    tei = folder / "tei"
+    tei.mkdir(parents=True, exist_ok=True)
+    cited: dict[str, str] = {}
+    parsed = [parse_tei(path.read_bytes(), str(path)) for path in templates]
+    for document in parsed:
+        for entry in document.bib_entries:
+            if entry.title and entry.title.lower() not in cited:
+                cited[entry.title.lower()] = entry.title
+    lines = []
+    for k in range(papers):
+        template = templates[k % len(templates)]
+        root = etree.fromstring(template.read_bytes())
+        header = root.find(f"{q}teiHeader/{q}fileDesc")
+        source = header.find(f"{q}sourceDesc/{q}biblStruct")
+        if source is None:
+            desc = header.find(f"{q}sourceDesc")
+            if desc is None:
+                desc = etree.SubElement(header, f"{q}sourceDesc")
+            source = etree.SubElement(desc, f"{q}biblStruct")
+        for idno in source.findall(f"{q}idno"):
+            source.remove(idno)
+        idno = etree.SubElement(source, f"{q}idno", type="arXiv")
+        idno.text = copy_id(k)
+        (tei / f"copy{k:06d}.tei.xml").write_bytes(etree.tostring(root, xml_declaration=True, encoding="UTF-8"))
+        title = parsed[k % len(templates)].title or template.stem
+        lines.append(_arxiv_record(copy_id(k), f"{title} (copy {k})", "Mon, 2 Jan 2023 10:00:00 GMT"))
+    for j, title in enumerate(sorted(cited.values())):
+        lines.append(_arxiv_record(f"1501.{j:05d}", title, "Thu, 1 Jan 2015 10:00:00 GMT"))
+    (folder / "metadata.jsonl").write_text("\n".join(lines) + "\n")
+    return {"papers": papers, "cited_papers": len(cited), "tei_bytes": sum(p.stat().st_size for p in tei.iterdir())}
+
+
+def _arxiv_record(arxiv_id: str, title: str, created: str) -> str:
+    return json.dumps(
+        {
+            "id": arxiv_id,
+            "title": title,
+            "abstract": f"The abstract of {title}.",
+            "categories": "cs.CL cs.IR",
+            "authors": "A. Author and B. Author",
+            "versions": [{"version": "v1", "created": created}],
+        }
+    )
+
+
+# ------------------------------------------------------------------------------------------- the loop
+
+
+class StageClock:
+    """CPU seconds (this process's user + system) per named stage."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = {}
+
+    def __call__(self, name: str, work: Callable[[], object]):
+        start = time.process_time()
+        result = work()
+        self.seconds[name] = self.seconds.get(name, 0.0) + time.process_time() - start
+        return result
+
+
+def run_loop(corpus: Path, output: Path) -> dict[str, float]:
+    """arsyta's stages (`pipelines.arsyta.build_pipeline`, recipe citrec, pool database, in-memory matcher) as a
+    loop over the same functions; writes contexts/, papers/ and citations/ like the pipeline. Stage CPU seconds."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from extractors.contexts import ContextConfig, cut_contexts
+    from extractors.dataset import (
+        cited_count_key,
+        citing_category_key,
+        context_plot_keys,
+        dataset_files,
+        date_and_split,
+        graph_statistics,
+        pool_key,
+    )
+    from extractors.documents.files import paper_from_document, parse_document_file, parse_metadata_line
+    from extractors.documents.ids import key_rank
+    from extractors.documents.metadata import merge_papers
+    from extractors.documents.streams import compression_of, decompressed, iter_lines, read_capped
+    from extractors.recipes import keep_context, recipe_named
+    from extractors.records import Paper, ParsedDocument
+    from extractors.schemas import (
+        CITATIONS_SCHEMA,
+        CONTEXTS_SCHEMA,
+        PAPERS_SCHEMA,
+        SPLITS,
+        citation_row,
+        context_row,
+        paper_row,
+    )
+    from mapping.matcher import InMemoryMatcher, MatchConfig
+    from mapping.taxonomy import taxonomy_fields
+    from pipelines.inputs import MAX_DOCUMENT_BYTES
+    from pipelines.transforms import keep_order, named_only_by_file
+
+    clock = StageClock()
+    tallies: Counter[str] = Counter()
+
+    def count(name: str, n: int = 1) -> None:
+        tallies[name] += n
+
+    recipe = recipe_named("citrec")
+    split_config, context_config, match_config = recipe.split, ContextConfig(recipe.char_window), MatchConfig()
+
+    def parse_documents() -> list[ParsedDocument]:
+        documents = []
+        for path in sorted((corpus / "tei").glob("*.tei.xml")):
+            with open(path, "rb") as raw, decompressed(raw, compression_of(str(path))) as handle:
+                data = read_capped(handle, MAX_DOCUMENT_BYTES)
+            for outcome in parse_document_file(data, str(path), "tei", count):
+                if isinstance(outcome, ParsedDocument):
+                    documents.append(outcome)
+        return documents
+
+    def read_database() -> list[Paper]:
+        path = corpus / "metadata.jsonl"
+        with open(path, "rb") as handle:
+            lines = iter_lines(handle, MAX_DOCUMENT_BYTES)
+            outcomes = [parse_metadata_line(line.data, f"{path}:{line.number}") for line in lines]
+        return [p for p in outcomes if isinstance(p, Paper)]
+
+    documents = clock("parse_documents", parse_documents)
+    papers = clock("read_database", read_database)
+
+    def canonicalize() -> list[ParsedDocument]:
+        holders: dict[str, list[str]] = defaultdict(list)
+        for paper in papers:
+            for key in paper.identifier_keys():
+                holders[key].append(paper.paper_id)
+        candidates: dict[str, list[tuple[int, str]]] = defaultdict(list)
+        for document in documents:
+            for key in document.identifier_keys():
+                if holders.get(key):
+                    candidates[document.source].append((key_rank(key), min(holders[key])))
+        renamed = []
+        for document in documents:
+            chosen = sorted(candidates.get(document.source, ()))
+            if chosen and chosen[0][1] != document.paper_id:
+                document = document.with_id(chosen[0][1])
+            renamed.append(document)
+        return renamed
+
+    documents = clock("canonicalize_ids", canonicalize)
+
+    def merge() -> tuple[list[Paper], list[ParsedDocument]]:
+        groups: dict[str, tuple[list, list]] = defaultdict(lambda: ([], []))
+        for document in documents:
+            groups[document.paper_id][0].append(document)
+        for paper in papers:
+            groups[paper.paper_id][1].append(paper)
+        database, kept = [], []
+        for paper_id, (docs, records) in groups.items():
+            docs.sort(key=lambda d: keep_order(d, paper_id))
+            if docs and not any(p.title for p in records):
+                docs.sort(key=lambda d: not d.title)
+            titled = bool(docs) and (
+                bool(docs[0].title) or any(p.title for p in records) or not named_only_by_file(docs[0])
+            )
+            records = records + ([paper_from_document(docs[0])] if titled else [])
+            if records:
+                merged = merge_papers(records)
+                merged = replace(merged, **taxonomy_fields(merged.categories))
+                database.append(merged)
+            if titled:
+                kept.append(docs[0].with_metadata(merged))
+        return database, kept
+
+    database, documents = clock("merge_database", merge)
+    matcher = clock("build_matcher", lambda: InMemoryMatcher(database, match_config))
+    resolved = clock(
+        "resolve_references", lambda: [(d, tuple(matcher.resolve_many(d.bib_entries, count))) for d in documents]
+    )
+
+    def cut() -> list:
+        contexts = []
+        for document, resolutions in resolved:
+            mapping = {r.bib_id: r.paper_id for r in resolutions}
+            citing = taxonomy_fields(document.categories)
+            for context in cut_contexts(document, mapping, context_config, count):
+                contexts.append(
+                    replace(
+                        context,
+                        citing_categories=citing["categories"],
+                        citing_primary_category=citing["primary_category"],
+                        citing_acm_classes=citing["acm_classes"],
+                    )
+                )
+        return contexts
+
+    contexts = clock("cut_contexts", cut)
+    by_id = {p.paper_id: p for p in database}
+
+    def assign_splits() -> list:
+        kept = []
+        for context in contexts:
+            cited = by_id.get(context.cited_id)
+            if cited is not None and not keep_context(context, cited, recipe, count):
+                continue
+            dated = date_and_split(context, cited, split_config, count)
+            if dated is not None:
+                kept.append(dated)
+        return kept
+
+    contexts = clock("assign_splits", assign_splits)
+
+    def select_papers() -> list[Paper]:
+        roles: dict[str, set[str]] = defaultdict(set)
+        for context in contexts:
+            roles[context.citing_id].add("citing")
+            roles[context.cited_id].add("cited")
+        selected = []
+        for paper in database:
+            why_not = recipe.pool.why_not(paper)
+            if roles.get(paper.paper_id) or why_not is None:
+                selected.append(replace(paper, in_pool=why_not is None))
+        return selected
+
+    selected = clock("select_papers", select_papers)
+
+    def figures() -> tuple[list[dict], dict[str, bytes]]:
+        headings: dict[tuple[str, str], list] = defaultdict(list)
+        for context in contexts:
+            headings[(context.citing_id, context.cited_id)].append(context.section_heading)
+        citations = [citation_row(citing, cited, h) for (citing, cited), h in headings.items()]
+        years = Counter(str(p.year) if p.year else "unknown" for p in selected)
+        sums: Counter = Counter()
+        for context in contexts:
+            for key, n in context_plot_keys(context):
+                sums[key] += n
+        for n in Counter(c.cited_id for c in contexts).values():
+            key, one = cited_count_key("contexts", n)
+            sums[key] += one
+        for n in Counter(row["cited_id"] for row in citations).values():
+            key, one = cited_count_key("citing_papers", n)
+            sums[key] += one
+        for _, category in {(c.citing_id, c.citing_primary_category) for c in contexts}:
+            key, one = citing_category_key(category)
+            sums[key] += one
+        for paper in selected:
+            key, one = pool_key(paper)
+            sums[key] += one
+        edges = [(row["citing_id"], row["cited_id"]) for row in citations]
+        graph = graph_statistics(edges)  # what `pipelines.graph.GraphStatistics` sums across workers
+        files = dataset_files(
+            tallies=dict(tallies), graph=graph, years=dict(years), plot_sums=list(sums.items()), options={}
+        )
+        return citations, files
+
+    citations, files = clock("figures", figures)
+
+    def write() -> None:
+        for split in SPLITS:
+            rows = [context_row(c) for c in contexts if c.split == split]
+            (output / "contexts").mkdir(parents=True, exist_ok=True)
+            pq.write_table(pa.Table.from_pylist(rows, CONTEXTS_SCHEMA), output / "contexts" / f"{split}.parquet")
+        for name, rows, schema in (
+            ("papers", [paper_row(p) for p in selected], PAPERS_SCHEMA),
+            ("citations", citations, CITATIONS_SCHEMA),
+        ):
+            (output / name).mkdir(parents=True, exist_ok=True)
+            pq.write_table(pa.Table.from_pylist(rows, schema), output / name / f"{name}.parquet")
+        for name, data in files.items():
+            (output / name).parent.mkdir(parents=True, exist_ok=True)
+            (output / name).write_bytes(data)
+
+    clock("write_tables", write)
+    return clock.seconds
+
+
+# ------------------------------------------------------------------------------------------ Beam's run
+
+
+def count_shuffle_bytes() -> dict[str, int]:
+    """Bytes each GroupByKey's buffer receives in FnApiRunner (the encoded (key, value) pairs a shuffle moves),
+    by the GroupByKey's step name. Wraps the runner's `GroupingBuffer`; a measurement hook, nothing else."""
+    from apache_beam.runners.portability.fn_api_runner import execution
+
+    counted: dict[str, int] = Counter()
+    original_init, original_append = execution.GroupingBuffer.__init__, execution.GroupingBuffer.append
+
+    def init(self, *args, **kwargs) -> None:
+        original_init(self, *args, **kwargs)
+        self._bench_step = sys._getframe(1).f_locals.get("original_gbk_transform", "?")  # the caller's step name
+
+    def append(self, elements_data: bytes) -> None:
+        counted[self._bench_step] += len(elements_data)
+        original_append(self, elements_data)
+
+    execution.GroupingBuffer.__init__, execution.GroupingBuffer.append = init, append
+    return counted
+
+
+def run_beam(corpus: Path, output: Path, matcher: str = "memory") -> dict[str, int]:
+    from pipelines.arsyta import run
+
+    shuffled = count_shuffle_bytes()
+    argv = [
+        "--runner=FnApiRunner",
+        "--tei",
+        str(corpus / "tei" / "*.tei.xml"),
+        "--metadata",
+        str(corpus / "metadata.jsonl"),
+        "--output",
+        str(output),
+        f"--title_matcher={matcher}",
+    ]
+    stdout = sys.stdout
+    sys.stdout = sys.stderr  # the run's summary, out of the way of the child's JSON answer
+    try:
+        run(argv)
+    finally:
+        sys.stdout = stdout
+    return dict(shuffled)
+
+
+# What each run imports before its clock starts (the loop's `keep_order` and `named_only_by_file` live in
+# pipelines.transforms, so both processes hold Beam's modules).
+IMPORTS = {
+    "loop": ("pyarrow.parquet", "extractors.dataset", "extractors.contexts", "mapping.matcher", "pipelines.transforms"),
+    "beam": ("pipelines.arsyta",),
+}
+
+
+def child(mode: str, corpus: Path, output: Path, matcher: str) -> None:
+    """One run in this process; prints its measurements as one JSON line."""
+    import importlib
+
+    for module in IMPORTS[mode]:
+        importlib.import_module(module)
+    before = _cpu()
+    wall = time.perf_counter()
+    detail = run_loop(corpus, output) if mode == "loop" else run_beam(corpus, output, matcher)
+    wall = time.perf_counter() - wall
+    after = _cpu()
+    peak_kib = max(resource.getrusage(r).ru_maxrss for r in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
+    result = {
+        "cpu_s": round(after - before, 3),
+        "cpu_total_s": round(after, 3),
+        "wall_s": round(wall, 3),
+        "peak_rss_mib": round(peak_kib / 1024, 1),
+        ("stages_cpu_s" if mode == "loop" else "shuffle_bytes"): detail,
+    }
+    print(json.dumps(result))
+
+
+def _cpu() -> float:
+    return sum(
+        getattr(resource.getrusage(who), field)
+        for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)
+        for field in ("ru_utime", "ru_stime")
+    )
+
+
+# --------------------------------------------------------------------------------------------- compare
+
+
+def table_rows(folder: Path, table: str) -> list[str]:
+    """A table's rows (all its Parquet files), as sorted JSON lines."""
+    import pyarrow.parquet as pq
+
+    rows = [
+        json.dumps(row, sort_keys=True, default=str)
+        for path in sorted((folder / table).glob("*.parquet"))
+        for row in pq.read_table(path).to_pylist()
+    ]
+    return sorted(rows)
+
+
+def run_child(mode: str, corpus: Path, output: Path, matcher: str) -> dict:
+    if output.exists():
+        subprocess.run(["rm", "-rf", str(output)], check=True)
+    command = [sys.executable, __file__, "--child", mode, "--corpus", str(corpus), "--run_output", str(output)]
+    command += ["--matcher", matcher]
+    done = subprocess.run(command, capture_output=True, text=True, env={**os.environ, "PYTHONHASHSEED": "0"})
+    if done.returncode != 0:
+        raise SystemExit(f"{mode} run failed:\n{done.stderr[-4000:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def measure(papers: int, out: Path, modes: tuple[str, ...], matcher: str = "memory") -> dict:
+    corpus = out / f"corpus-{papers}"
+    if not (corpus / "metadata.jsonl").is_file():
+        made = make_corpus(papers, corpus)
+    else:
+        made = {"papers": papers, "reused": True}
+    result: dict = {"corpus": made}
+    for mode in modes:
+        result[mode] = run_child(mode, corpus, out / f"{mode}-{papers}", matcher)
+        print(f"{papers:>6} papers  {mode:<4} {_line(result[mode])}", flush=True)
+    if len(modes) == 2:
+        result["same_tables"] = {
+            table: table_rows(out / f"loop-{papers}", table) == table_rows(out / f"beam-{papers}", table)
+            for table in TABLES
+        }
+        result["rows"] = {table: len(table_rows(out / f"beam-{papers}", table)) for table in TABLES}
+        loop, beam = result["loop"], result["beam"]
+        result["ratios"] = {
+            "cpu": round(beam["cpu_s"] / loop["cpu_s"], 3),
+            "cpu_total": round(beam["cpu_total_s"] / loop["cpu_total_s"], 3),
+            "peak_rss": round(beam["peak_rss_mib"] / loop["peak_rss_mib"], 3),
+        }
+        result["papers_per_cpu_s"] = {mode: round(papers / result[mode]["cpu_s"], 2) for mode in modes}
+        shuffled = sum(beam["shuffle_bytes"].values())
+        result["shuffle_bytes_per_paper"] = round(shuffled / papers)
+        print(
+            f"{papers:>6} papers  beam/loop: CPU {result['ratios']['cpu']:.2f}x (with imports "
+            f"{result['ratios']['cpu_total']:.2f}x), peak memory {result['ratios']['peak_rss']:.2f}x; "
+            f"{result['shuffle_bytes_per_paper']:,} shuffle bytes per paper; same tables: "
+            f"{all(result['same_tables'].values())} ({result['rows']})",
+            flush=True,
+        )
+    return result
+
+
+def marginal_costs(sizes: dict[str, dict], modes: tuple[str, ...]) -> dict[str, dict[str, float]]:
+    """CPU seconds per paper between consecutive sizes: the cost of a paper without the run's fixed cost."""
+    ordered = sorted(sizes, key=int)
+    costs = {}
+    for small, large in zip(ordered, ordered[1:], strict=False):
+        span = {
+            mode: (sizes[large][mode]["cpu_s"] - sizes[small][mode]["cpu_s"]) / (int(large) - int(small))
+            for mode in modes
+        }
+        if len(modes) == 2:
+            span["ratio"] = span["beam"] / span["loop"]
+        costs[f"{small}-{large}"] = {k: round(v, 5) for k, v in span.items()}
+    return costs
+
+
+def _git_state() -> dict[str, object]:
+    def git(*command: str) -> str:
+        done = subprocess.run(["git", *command], cwd=REPO, capture_output=True, text=True)
+        return done.stdout.strip()
+
+    return {"commit": git("rev-parse", "HEAD"), "changed_files": len(git("status", "--porcelain").splitlines())}
+
+
+def _line(run: dict) -> str:
+    return (
+        f"CPU {run['cpu_s']:8.2f} s (process {run['cpu_total_s']:8.2f} s), wall {run['wall_s']:8.2f} s, "
+        f"peak {run['peak_rss_mib']:7.1f} MiB"
+    )
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--papers", default="100,1000,5000", help="corpus sizes, comma-separated (default %(default)s)")
+    parser.add_argument(
+        "--out",
+        default=str(REPO / "bench/out/pipeline"),
+        help="where corpora (reused when present) and run outputs go (default %(default)s)",
+    )
+    parser.add_argument("--json", default=None, help="the results file (default OUT/pipeline.json)")
+    parser.add_argument("--modes", default="loop,beam", help="which runs, comma-separated (default %(default)s)")
+    parser.add_argument(
+        "--matcher",
+        choices=("memory", "join"),
+        default="memory",
+        help="Beam's --title_matcher; the loop always holds the database in one InMemoryMatcher, and the tables "
+        "must come out the same either way (default %(default)s)",
+    )
+    parser.add_argument("--child", choices=("loop", "beam"), help=argparse.SUPPRESS)
+    parser.add_argument("--corpus", help=argparse.SUPPRESS)
+    parser.add_argument("--run_output", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.child:
+        child(args.child, Path(args.corpus), Path(args.run_output), args.matcher)
+        return
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    modes = tuple(m for m in args.modes.split(",") if m)
+    load = os.getloadavg()
+    results = {
+        "load_average_before": [round(x, 2) for x in load],
+        "cpus": os.cpu_count(),
+        "python": sys.version.split()[0],
+        "git": _git_state(),
+        "matcher": args.matcher,
+        "sizes": {},
+    }
+    print(f"load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} on {os.cpu_count()} CPUs", flush=True)
+    sizes = sorted(int(n) for n in args.papers.split(","))
+    for papers in sizes:
+        results["sizes"][str(papers)] = measure(papers, out, modes, args.matcher)
+    results["marginal_cpu_s_per_paper"] = marginal_costs(results["sizes"], modes)
+    for span, costs in results["marginal_cpu_s_per_paper"].items():
+        line = ", ".join(f"{mode} {cost * 1000:.1f} ms" for mode, cost in costs.items() if mode in modes)
+        print(
+            f"CPU per extra paper from {span} papers: {line}"
+            + (f" ({costs['ratio']:.2f}x)" if "ratio" in costs else "")
+        )
+    results["load_average_after"] = [round(x, 2) for x in os.getloadavg()]
+    target = Path(args.json or out / "pipeline.json")
+    target.write_text(json.dumps(results, indent=2) + "\n")
+    print(f"results written to {target}")
+
+
+if __name__ == "__main__":
+    main()
