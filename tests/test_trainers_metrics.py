@@ -40,3 +40,20 @@ def test_ranking_metrics_average_over_queries():
     assert metrics["recall@1"] == pytest.approx(0.5)
     assert metrics["recall@2"] == pytest.approx(1.0)
     assert metrics["ndcg@10"] == pytest.approx((1 / math.log2(3) + 1) / 2)
+
+
+def test_precision_average_precision_and_both_f1s_by_hand():
+    from trainers.metrics import average_precision, precision_at_k, set_metrics
+
+    ranking = ["a", "x", "b", "y", "z"]
+    # relevant a (rank 1), b (rank 3), c (never ranked): AP = (1/1 + 2/3 + 0) / 3
+    assert average_precision(ranking, {"a", "b", "c"}) == pytest.approx((1 + 2 / 3) / 3)
+    assert precision_at_k(ranking, {"a", "b", "c"}, 4) == pytest.approx(2 / 4)
+    assert precision_at_k(["a"], {"a"}, 4) == pytest.approx(1 / 4)  # k in the denominator
+    # query 1: P@2 = 1/2, R@2 = 1/3; query 2: P@2 = 0, R@2 = 0
+    m = set_metrics([ranking, ["q", "r"]], [{"a", "b", "c"}, {"s"}], 2)
+    assert m["precision@2"] == pytest.approx(0.25)
+    assert m["recall@2"] == pytest.approx(1 / 6)
+    assert m["f1_of_means@2"] == pytest.approx(2 * 0.25 * (1 / 6) / (0.25 + 1 / 6))
+    assert m["mean_f1@2"] == pytest.approx((2 * 0.5 * (1 / 3) / (0.5 + 1 / 3)) / 2)
+    assert m["map"] == pytest.approx(((1 + 2 / 3) / 3 + 0) / 2)

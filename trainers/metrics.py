@@ -57,3 +57,49 @@ def ranking_metrics(
         metrics[f"recall@{k}"] = sum(recall_at_k(r, p, k) for r, p in zip(rankings, relevant, strict=True)) / n
     metrics["ndcg@10"] = sum(ndcg_at_k(r, p, 10) for r, p in zip(rankings, relevant, strict=True)) / n
     return metrics
+
+
+def precision_at_k(ranking: Sequence[str], relevant: set[str], k: int) -> float:
+    """The fraction of the first k slots holding a relevant paper (k in the denominator even when fewer are
+    ranked: Citeomatic's and Kieu et al.'s definition)."""
+    if k < 1:
+        raise ValueError("k must be at least 1")
+    return len(relevant.intersection(ranking[:k])) / k
+
+
+def average_precision(ranking: Sequence[str], relevant: set[str]) -> float:
+    """Mean of precision@rank over the ranks of the relevant papers, over all relevant papers (a relevant paper
+    not ranked adds 0): the AP of MAP as RMCNet (Long et al.) and trec_eval define it."""
+    if not relevant:
+        return 0.0
+    hits, total = 0, 0.0
+    for rank, paper_id in enumerate(ranking, start=1):
+        if paper_id in relevant:
+            hits += 1
+            total += hits / rank
+    return total / len(relevant)
+
+
+def f1(precision: float, recall: float) -> float:
+    return 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+
+
+def set_metrics(rankings: Sequence[Sequence[str]], relevant: Sequence[set[str]], k: int) -> dict[str, float]:
+    """P@k, R@k and two F1s over queries: `f1_of_means@k` = F1 of the mean P@k and mean R@k (Citeomatic's
+    corpus-level F1@20, Bhagavatula et al. 2018, Sec. 5), `mean_f1@k` = the mean of each query's F1; and MAP."""
+    if len(rankings) != len(relevant):
+        raise ValueError("one ranking per query")
+    n = len(rankings)
+    if n == 0:
+        return {}
+    pairs = list(zip(rankings, relevant, strict=True))
+    p = [precision_at_k(r, rel, k) for r, rel in pairs]
+    r = [recall_at_k(rk, rel, k) for rk, rel in pairs]
+    mean_p, mean_r = sum(p) / n, sum(r) / n
+    return {
+        f"precision@{k}": mean_p,
+        f"recall@{k}": mean_r,
+        f"f1_of_means@{k}": f1(mean_p, mean_r),
+        f"mean_f1@{k}": sum(f1(a, b) for a, b in zip(p, r, strict=True)) / n,
+        "map": sum(average_precision(rk, rel) for rk, rel in pairs) / n,
+    }
