@@ -50,6 +50,17 @@ def read_json(path: Path) -> object:
     return json.loads(path.read_text(encoding="utf-8"))
 
 
+def dataset_versions(directory: str | Path) -> dict:
+    """The dataset and schema versions (and code commit) of a written dataset's manifest.json; {} without one (a
+    dataset in the HAtten/SymTax JSON layout has none). Results files carry it, so a figure names its data."""
+    path = Path(directory) / "manifest.json"
+    if not path.is_file():
+        return {}
+    manifest = read_json(path)
+    keys = ("dataset", "dataset_version", "schema_version", "citrec_version", "git_commit")
+    return {key: manifest[key] for key in keys if key in manifest}
+
+
 def write_split_metrics(path: Path, split: str, metrics: dict, shown: Sequence[str] | None = None) -> None:
     """One split's results as JSON at `path`, and its numbers (those named in `shown`, or all) on one line."""
     write_json(path, metrics)
