@@ -141,3 +141,27 @@ def test_packed_batching_gives_the_padded_embeddings():
             model, vocabulary, documents, torch.device("cpu"), token_budget=budget, chunk_documents=3
         )
         np.testing.assert_allclose(packed.numpy(), padded.numpy(), atol=1e-5)
+
+
+def test_the_tiny_bert_tokenizer_keeps_its_trained_vocabulary(tmp_path, monkeypatch):
+    """Under transformers 5, a BertTokenizerFast built from `vocab_file=` held the five special tokens alone, so
+    every word became [UNK] and the tiny model saw only lengths."""
+    pytest.importorskip("transformers")
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    from transformers import AutoConfig, AutoTokenizer
+
+    from trainers.tiny_model import build_tiny_bert
+
+    texts = ["graph spectra of citation networks", "protein folding with graph networks"] * 20
+    directory = build_tiny_bert(tmp_path / "tiny", texts, vocab_size=200)
+    tokenizer = AutoTokenizer.from_pretrained(directory)
+    vocabulary = (directory / "vocab.txt").read_text(encoding="utf-8").split()
+    assert len(tokenizer) == len(vocabulary) == AutoConfig.from_pretrained(directory).vocab_size
+    assert tokenizer.tokenize("graph networks") == ["graph", "networks"]
+    ids = tokenizer("graph networks")["input_ids"]
+    assert ids == [
+        vocabulary.index("[CLS]"),
+        vocabulary.index("graph"),
+        vocabulary.index("networks"),
+        vocabulary.index("[SEP]"),
+    ]

@@ -48,7 +48,17 @@ def build_tiny_bert(
     wordpiece = BertWordPieceTokenizer(lowercase=True)
     wordpiece.train_from_iterator(list(texts), vocab_size=vocab_size, min_frequency=1, special_tokens=SPECIAL_TOKENS)
     wordpiece.save_model(str(directory))
-    BertTokenizerFast(vocab_file=str(directory / "vocab.txt"), do_lower_case=True).save_pretrained(directory)
+    # The trained tokenizer object itself, not `vocab_file=`: transformers 5 ignores a vocab_file given to
+    # BertTokenizerFast and builds a vocabulary of the special tokens alone (every word [UNK]).
+    BertTokenizerFast(
+        tokenizer_object=wordpiece._tokenizer,
+        unk_token="[UNK]",
+        pad_token="[PAD]",
+        cls_token="[CLS]",
+        sep_token="[SEP]",
+        mask_token="[MASK]",
+        do_lower_case=True,
+    ).save_pretrained(directory)
     torch.manual_seed(seed)
     config = BertConfig(
         vocab_size=wordpiece.get_vocab_size(),
