@@ -230,6 +230,7 @@ def test_bm25_finds_a_paper_by_its_own_title_and_reports_recall_only_up_to_its_t
 def test_trainers_never_import_beam():
     import subprocess
 
-    code = "import sys, trainers.hatten, trainers.rerank, trainers.bm25, trainers.tiny_model; "
+    code = "import sys, trainers.hatten, trainers.rerank, trainers.bm25, trainers.tiny_model, trainers.symtax, "
+    code += "trainers.citeomatic, trainers.submodular; "
     code += "sys.exit('apache_beam' in sys.modules)"
     assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0

@@ -1,0 +1,618 @@
+"""Citeomatic (Bhagavatula et al., NAACL 2018) on the global task: NNSelect retrieves, NNRank reranks.
+
+    python -m trainers.citeomatic train    --dataset out/ --output runs/citeomatic [--glove glove.6B.100d.txt]
+    python -m trainers.citeomatic train    --dataset out/ --output runs/smoke --preset smoke   # seconds on a CPU
+    python -m trainers.citeomatic evaluate --dataset out/ --checkpoint runs/citeomatic --split validation test
+
+A query is a citing paper (its title and abstract); its relevant papers are those it cites (over all its
+contexts in the split) that are in the pool; its candidates are the pool papers published no later than it,
+itself excluded. Citing papers keep the split of their contexts.
+
+`train` fits the vocabulary on the pool's and the training citing papers' texts, trains NNSelect with triplets
+(cited, hard, nearest-neighbour and easy negatives, re-embedding the papers after each epoch), then NNRank with the
+same triplets, its nearest-neighbour negatives and selector confidences from the trained NNSelect. It writes
+`citeomatic.pt`, `vocabulary.txt` and `train_summary.json` (loss per epoch) to --output.
+
+`evaluate` selects for each query its `num_ann_nbrs_to_fetch` nearest papers by NNSelect (exact cosine) plus the
+papers they cite in the TRAINING split's citations, ranks them with NNRank, keeps the top `num_candidates_to_rank`
+and writes `results_<split>.json` (NNSelect + NNRank) and `results_nnselect_<split>.json` (the same candidates in
+NNSelect's order): F1@20 as Citeomatic reports it (`f1_of_means@20`: F1 of the mean P@20 and the mean R@20), the
+mean per-query F1@20, P@20, MAP, MRR, NDCG@10 and Recall@K for K up to the ranking's length; and
+`ranked_<split>.json` ({citing paper: ranking}).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import math
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from trainers.citeomatic_model import (
+    CiteomaticConfig,
+    NNRank,
+    NNSelect,
+    RankBatch,
+    citation_feature,
+    encode_words,
+    fit_vocabulary,
+    intersection_ids,
+    pad_ids,
+    triplet_loss,
+)
+from trainers.data import SPLITS, CitationDataset, EmptySplitError, PaperText, citing_paper, load_dataset
+from trainers.hatten_model import flag_fields
+from trainers.metrics import ranking_metrics, recall_ks_up_to, set_metrics
+from trainers.prefetch import UNKNOWN_PAPER_DAY, UNKNOWN_QUERY_DAY, PaperIndex, day_number
+from trainers.runtime import (
+    add_dataset_flags,
+    dataset_versions,
+    resolve_device,
+    seed_everything,
+    write_json,
+    write_split_metrics,
+)
+from trainers.symtax import citation_graph
+from trainers.tokenization import Vocabulary, jaccard, load_glove
+
+CONFIG_FLAGS = flag_fields(CiteomaticConfig)
+F1_K = 20
+# Label offsets of their features.py (`TRUE_CITATION_OFFSET`...) and the citation boost of `label_for_doc`.
+OFFSETS = {"true": 0.3, "hard": 0.2, "nn": 0.1, "easy": 0.0}
+CITATION_SLOPE, MAX_CITATION_BOOST = 0.01, 0.02
+MAX_TRUE_CITATIONS = 100
+ANN_JACCARD_PERCENTILE = 0.05  # passed to np.percentile (0-100) as theirs: about the least similar cited paper
+PRESETS: dict[str, dict[str, object]] = {
+    "paper": {},
+    "smoke": {
+        "dense_dim": 32,
+        "max_abstract_len": 200,
+        "learning_rate": 1e-2,
+        "select_batch_size": 64,
+        "select_samples_per_epoch": 1024,
+        "select_total_samples": 4096,
+        "rank_batch_size": 64,
+        "rank_samples_per_epoch": 1024,
+        "rank_total_samples": 4096,
+        "min_citations": 1,
+    },
+}
+
+
+@dataclass(frozen=True)
+class PaperQuery:
+    """A citing paper as a global query: the pool papers it cites in its split's contexts."""
+
+    citing_id: str
+    cited_ids: tuple[str, ...]
+    citing_date: dt.date | None = None
+
+
+def global_queries(dataset: CitationDataset, split: str) -> list[PaperQuery]:
+    """One query per citing paper of `split` (sorted by id), relevant = its cited papers in the pool (not itself);
+    papers that cite nothing in the pool are left out (their evaluation skips them too)."""
+    pool = set(dataset.paper_ids())
+    cited: dict[str, dict[str, None]] = {}
+    dates: dict[str, dt.date | None] = {}
+    for query in dataset.queries.get(split) or []:
+        targets = cited.setdefault(query.citing_id, {})
+        dates.setdefault(query.citing_id, citing_paper(dataset, query).date or query.citing_date)
+        for paper_id in query.cited_ids:
+            if paper_id in pool and paper_id != query.citing_id:
+                targets.setdefault(paper_id, None)
+    return [PaperQuery(c, tuple(t), dates[c]) for c, t in sorted(cited.items()) if t]
+
+
+def split_queries(dataset: CitationDataset, split: str, needed_for: str) -> list[PaperQuery]:
+    queries = global_queries(dataset, split)
+    if not queries:
+        dataset.split_queries(split, needed_for)  # raises EmptySplitError when the split has no contexts
+        raise EmptySplitError(f"no citing paper of the {split} split cites a pool paper, and {needed_for} needs one")
+    return queries
+
+
+def cleaned_words(text: str) -> frozenset[str]:
+    """The word set their `jaccard` compares (cleaned, stop words kept)."""
+    return frozenset("".join(c if "a" <= c <= "z" else " " for c in text.lower()).split())
+
+
+class Corpus:
+    """Every paper's word ids per field, the candidate pool with publication days, and the training graph."""
+
+    def __init__(self, dataset: CitationDataset, vocabulary: Vocabulary, config: CiteomaticConfig) -> None:
+        self.dataset = dataset
+        self.vocab_size = len(vocabulary)
+        self.papers = dict(dataset.papers)  # and an empty record for a citing paper the database lacks
+        for items in dataset.queries.values():
+            for query in items:
+                if query.citing_id not in self.papers:
+                    self.papers[query.citing_id] = PaperText(query.citing_id, "", "", query.citing_date)
+        self.ids = list(self.papers)
+        self.row = {p: i for i, p in enumerate(self.ids)}
+        papers = [self.papers[p] for p in self.ids]
+        self.title = [encode_words(vocabulary, p.title, config.max_title_len) for p in papers]
+        self.abstract = [encode_words(vocabulary, p.abstract, config.max_abstract_len) for p in papers]
+        self.pool = dataset.paper_ids()
+        self.pool_set = set(self.pool)
+        self.pool_rows = np.array([self.row[p] for p in self.pool], dtype=np.int64)
+        self.graph = citation_graph(dataset, ("train",))  # never the validation or test citations
+        self.in_citations = Counter(p for targets in self.graph.values() for p in targets)
+        self._words: dict[str, frozenset[str]] = {}
+
+    def allowed(self, query: PaperQuery) -> Callable[[str], bool]:
+        """In the pool, not the citing paper, not published after it."""
+        query_day = day_number(query.citing_date, UNKNOWN_QUERY_DAY)
+
+        def check(paper_id: str) -> bool:
+            if paper_id not in self.pool_set or paper_id == query.citing_id:
+                return False
+            return day_number(self.papers[paper_id].date, UNKNOWN_PAPER_DAY) <= query_day
+
+        return check
+
+    def words(self, paper_id: str) -> frozenset[str]:
+        if paper_id not in self._words:
+            paper = self.papers[paper_id]
+            self._words[paper_id] = cleaned_words(f"{paper.title} {paper.abstract}")
+        return self._words[paper_id]
+
+    def fields(self, paper_ids: Sequence[str]) -> tuple[torch.Tensor, torch.Tensor]:
+        rows = [self.row[p] for p in paper_ids]
+        return pad_ids(self.title[r] for r in rows), pad_ids(self.abstract[r] for r in rows)
+
+
+@torch.inference_mode()
+def embed_papers(model: NNSelect, corpus: Corpus, device: torch.device, batch_size: int = 1024) -> torch.Tensor:
+    """NNSelect vectors of every paper (rows of `corpus.ids`), L2-normalised, on `device`."""
+    model.eval()
+    out = []
+    for start in range(0, len(corpus.ids), batch_size):
+        title, abstract = corpus.fields(corpus.ids[start : start + batch_size])
+        out.append(model(title.to(device), abstract.to(device)))
+    return torch.cat(out) if out else torch.zeros((0, model.embedder.direction.embedding_dim), device=device)
+
+
+class Selector:
+    """Exact nearest neighbours of NNSelect's vectors over the pool (the citing paper and later papers excluded)."""
+
+    def __init__(self, corpus: Corpus, vectors: torch.Tensor) -> None:
+        self.corpus = corpus
+        self.vectors = vectors
+        pool_vectors = vectors[torch.as_tensor(corpus.pool_rows, device=vectors.device)]
+        dates = [corpus.papers[p].date for p in corpus.pool]
+        self.index = PaperIndex.build(corpus.pool, pool_vectors, dates)
+
+    def query_vector(self, query: PaperQuery) -> torch.Tensor:
+        return self.vectors[self.corpus.row[query.citing_id]]
+
+    def neighbours(self, query: PaperQuery, k: int) -> list[str]:
+        return self.index.search(self.query_vector(query)[None], k, [query.citing_id], [query.citing_date])[0]
+
+    def confidence(self, query: PaperQuery, paper_ids: Sequence[str]) -> list[float]:
+        rows = torch.as_tensor([self.corpus.row[p] for p in paper_ids], dtype=torch.long, device=self.vectors.device)
+        return (self.vectors[rows] @ self.query_vector(query)).tolist()
+
+    def candidates(self, query: PaperQuery, config: CiteomaticConfig) -> list[str]:
+        """Their `ANNCandidateSelector.fetch_candidates`: the nearest papers plus (with
+        `extend_candidate_citations`) the papers they cite in the training graph, restricted to the query's
+        candidates, in NNSelect's order (ties by id)."""
+        found = self.neighbours(query, config.num_ann_nbrs_to_fetch)
+        if config.extend_candidate_citations:
+            found = found + [c for p in found for c in self.corpus.graph.get(p, ())]
+        allowed = self.corpus.allowed(query)
+        ids = sorted({p for p in found if allowed(p)})
+        scores = self.confidence(query, ids) if ids else []
+        return [p for _, p in sorted(zip(scores, ids, strict=True), key=lambda pair: (-pair[0], pair[1]))]
+
+
+def label_for(in_citations: int, offset: float) -> float:
+    """Their `label_for_doc`: offset + sigmoid(0.01 x citation count) x 0.02."""
+    return offset + MAX_CITATION_BOOST / (1 + math.exp(-in_citations * CITATION_SLOPE))
+
+
+class TripletSampler:
+    """Their `DataGenerator`: per training query, the cited papers (label offset 0.3), hard negatives (papers the
+    cited papers cite, 0.2), nearest-neighbour negatives (0.1, once a selector is set) and easy random ones (0.0),
+    `neg_to_pos_ratio / 3` of each per cited paper; then 2 x (examples) random (cited, negative) pairs."""
+
+    def __init__(self, corpus: Corpus, queries: Sequence[PaperQuery], config: CiteomaticConfig, seed: int) -> None:
+        self.corpus, self.config = corpus, config
+        self.queries = list(queries)
+        self.rng = np.random.default_rng(seed)
+        self.selector: Selector | None = None
+        self.offsets = {k: v * config.margin_multiplier for k, v in OFFSETS.items()}
+
+    def _sample(self, ids: set[str] | list[str], n: int, allowed: Callable[[str], bool]) -> list[str]:
+        kept = sorted(p for p in set(ids) if allowed(p))
+        if len(kept) > n:
+            kept = [kept[i] for i in sorted(self.rng.choice(len(kept), size=n, replace=False))]
+        return kept
+
+    def examples(self, query: PaperQuery, pool_order: np.ndarray) -> tuple[list[str], list[float]] | None:
+        """(papers, labels) best label first, or None when the query has too few cited candidates."""
+        allowed = self.corpus.allowed(query)
+        positives = [p for p in query.cited_ids if allowed(p)]
+        if len(positives) < self.config.min_citations:
+            return None
+        if len(positives) > MAX_TRUE_CITATIONS:
+            positives = [positives[i] for i in self.rng.choice(len(positives), MAX_TRUE_CITATIONS, replace=False)]
+        per_type = math.ceil(len(positives) * self.config.neg_to_pos_ratio / 3.0)
+        n = {"hard": per_type, "nn": per_type, "easy": per_type}
+        if self.selector is None:  # their step 0: no neighbours yet, their share goes to hard and easy
+            n["hard"] += math.ceil(per_type / 2.0)
+            n["easy"] += math.ceil(per_type / 2.0)
+            n["nn"] = 0
+        taken = set(query.cited_ids) | {query.citing_id}
+        hard = {c for p in query.cited_ids for c in self.corpus.graph.get(p, ())} - taken
+        taken |= hard
+        nn: set[str] = set()
+        if n["nn"]:
+            found = self.selector.neighbours(query, 10 * n["nn"])
+            sims = [jaccard(self.corpus.words(query.citing_id), self.corpus.words(p)) for p in positives]
+            cutoff = float(np.percentile(sims, ANN_JACCARD_PERCENTILE))
+            if cutoff < 1:
+                query_words = self.corpus.words(query.citing_id)
+                found = [p for p in found if jaccard(query_words, self.corpus.words(p)) < cutoff]
+            nn = set(found) - taken
+            taken |= nn
+        start = int(self.rng.integers(len(pool_order)))
+        window = np.take(pool_order, np.arange(start, start + n["easy"]), mode="wrap")
+        easy = {self.corpus.pool[i] for i in window} - taken
+        papers, labels = [], []
+        for kind, ids in (("true", positives), ("hard", hard), ("nn", nn), ("easy", easy)):
+            chosen = ids if kind == "true" else self._sample(ids, n[kind], allowed)
+            for paper_id in chosen:
+                papers.append(paper_id)
+                labels.append(label_for(self.corpus.in_citations[paper_id], self.offsets[kind]))
+        order = sorted(range(len(papers)), key=lambda i: -labels[i])
+        return [papers[i] for i in order], [labels[i] for i in order]
+
+    def pairs(self) -> Iterator[tuple[PaperQuery, str, str, float]]:
+        """(query, cited paper, negative, margin) forever, query after query in a new random order each pass."""
+        if not self.corpus.pool:
+            raise EmptySplitError("the pool holds no papers")
+        while True:
+            pool_order = self.rng.permutation(len(self.corpus.pool))
+            produced = False
+            for i in self.rng.permutation(len(self.queries)):
+                query = self.queries[i]
+                found = self.examples(query, pool_order)
+                if found is None:
+                    continue
+                papers, labels = found
+                num_true = sum(label >= self.offsets["true"] for label in labels)
+                if len(labels) < 2 * num_true:  # their "not enough negatives"
+                    continue
+                pos = self.rng.integers(0, num_true, 2 * len(labels))
+                neg = self.rng.integers(num_true, len(labels), 2 * len(labels))
+                for a, b in zip(pos, neg, strict=True):
+                    produced = True
+                    yield query, papers[a], papers[b], labels[a] - labels[b]
+            if not produced:
+                raise EmptySplitError(
+                    f"no training query has {self.config.min_citations} cited candidates and enough negatives"
+                )
+
+
+def rank_batch(corpus: Corpus, pairs: Sequence[tuple[PaperQuery, str]], vectors: torch.Tensor | None) -> RankBatch:
+    """NNRank's inputs for (query, candidate) pairs; `vectors` are NNSelect's (for the confidence)."""
+    queries = [q.citing_id for q, _ in pairs]
+    candidates = [c for _, c in pairs]
+    query_title, query_abstract = corpus.fields(queries)
+    candidate_title, candidate_abstract = corpus.fields(candidates)
+    rows = [(corpus.row[q], corpus.row[c]) for q, c in zip(queries, candidates, strict=True)]
+    title_shared = pad_ids(intersection_ids(corpus.title[q], corpus.title[c]) for q, c in rows)
+    abstract_shared = pad_ids(intersection_ids(corpus.abstract[q], corpus.abstract[c]) for q, c in rows)
+    counts = torch.tensor([citation_feature(corpus.in_citations[c]) for c in candidates], dtype=torch.float32)
+    if vectors is not None and rows:
+        q_rows = torch.as_tensor([q for q, _ in rows], device=vectors.device)
+        c_rows = torch.as_tensor([c for _, c in rows], device=vectors.device)
+        confidence = (vectors[q_rows] * vectors[c_rows]).sum(-1).float().cpu()
+    else:
+        confidence = torch.zeros(len(rows))
+    return RankBatch(
+        query_title,
+        query_abstract,
+        candidate_title,
+        candidate_abstract,
+        title_shared,
+        abstract_shared,
+        counts,
+        confidence,
+    )
+
+
+def _schedule(batch_size: int, per_epoch: int, total: int) -> tuple[int, int, int]:
+    """(triplets per batch, steps per epoch, epochs) from rows as theirs count them (two rows a triplet)."""
+    pairs = max(1, batch_size // 2)
+    per_epoch = max(1, min(per_epoch, total))
+    return pairs, max(1, per_epoch // max(2, batch_size)), max(1, math.ceil(total / per_epoch))
+
+
+def train_nnselect(
+    corpus: Corpus, queries, config: CiteomaticConfig, device, pretrained, seed: int, progress: bool
+) -> tuple[NNSelect, list[dict]]:
+    model = NNSelect(corpus.vocab_size, config, pretrained).to(device)
+    optimizer = torch.optim.NAdam(model.parameters(), lr=config.learning_rate)
+    sampler = TripletSampler(corpus, queries, config, seed)
+    l2 = 0.0 if pretrained is not None else config.l2_lambda
+    pairs_per_batch, steps, epochs = _schedule(
+        config.select_batch_size, config.select_samples_per_epoch, config.select_total_samples
+    )
+    stream = sampler.pairs()
+    history = []
+    for epoch in range(1, epochs + 1):
+        model.train()
+        start, losses = time.perf_counter(), []
+        for _ in range(steps):
+            batch = [next(stream) for _ in range(pairs_per_batch)]
+            q_title, q_abstract = corpus.fields([q.citing_id for q, _, _, _ in batch])
+            p_title, p_abstract = corpus.fields([p for _, p, _, _ in batch])
+            n_title, n_abstract = corpus.fields([n for _, _, n, _ in batch])
+            texts = [t.to(device) for t in (q_title, q_abstract, p_title, p_abstract, n_title, n_abstract)]
+            query, positive, negative = model(*texts[0:2]), model(*texts[2:4]), model(*texts[4:6])
+            margin = torch.tensor([m for *_, m in batch], dtype=torch.float32, device=device)
+            loss = triplet_loss((query * positive).sum(-1), (query * negative).sum(-1), margin)
+            penalty = sum(model.penalty(texts[i], texts[i + 1], config, l2) for i in (0, 2, 4))
+            optimizer.zero_grad()
+            (loss + penalty).backward()
+            optimizer.step()
+            losses.append(loss.item())
+        sampler.selector = Selector(corpus, embed_papers(model, corpus, device))  # their UpdateANN, epoch end
+        history.append({"epoch": epoch, "loss": float(np.mean(losses)), "seconds": time.perf_counter() - start})
+        if progress:
+            print(f"nnselect epoch {epoch}/{epochs}: triplet loss {history[-1]['loss']:.4f}")
+    return model, history
+
+
+def train_nnrank(
+    corpus: Corpus, queries, config: CiteomaticConfig, selector: Selector, device, pretrained, seed: int, progress
+) -> tuple[NNRank, list[dict]]:
+    model = NNRank(corpus.vocab_size, config, pretrained).to(device)
+    optimizer = torch.optim.NAdam(model.parameters(), lr=config.learning_rate)
+    sampler = TripletSampler(corpus, queries, config, seed + 1)
+    sampler.selector = selector  # their ranker training embeds with the trained selector at train begin
+    l2 = 0.0 if pretrained is not None else config.l2_lambda
+    pairs_per_batch, steps, epochs = _schedule(
+        config.rank_batch_size, config.rank_samples_per_epoch, config.rank_total_samples
+    )
+    stream = sampler.pairs()
+    history = []
+    for epoch in range(1, epochs + 1):
+        model.train()
+        start, losses = time.perf_counter(), []
+        for _ in range(steps):
+            batch = [next(stream) for _ in range(pairs_per_batch)]
+            rows = [(q, p) for q, p, _, _ in batch] + [(q, n) for q, _, n, _ in batch]
+            inputs = rank_batch(corpus, rows, selector.vectors).to(device)
+            scores = model(inputs)
+            margin = torch.tensor([m for *_, m in batch], dtype=torch.float32, device=device)
+            loss = triplet_loss(scores[: len(batch)], scores[len(batch) :], margin)
+            optimizer.zero_grad()
+            (loss + model.penalty(inputs, l2)).backward()
+            optimizer.step()
+            losses.append(loss.item())
+        history.append({"epoch": epoch, "loss": float(np.mean(losses)), "seconds": time.perf_counter() - start})
+        if progress:
+            print(f"nnrank epoch {epoch}/{epochs}: triplet loss {history[-1]['loss']:.4f}")
+    return model, history
+
+
+@torch.inference_mode()
+def rank_candidates(
+    model: NNRank, corpus: Corpus, selector: Selector, query: PaperQuery, candidates: Sequence[str], device
+) -> list[str]:
+    """The candidates by NNRank's score, best first (ties by NNSelect's order)."""
+    if not candidates:
+        return []
+    model.eval()
+    scores = model(rank_batch(corpus, [(query, c) for c in candidates], selector.vectors).to(device))
+    order = sorted(range(len(candidates)), key=lambda i: (-float(scores[i]), i))
+    return [candidates[i] for i in order]
+
+
+def evaluate_split(
+    select: NNSelect, rank: NNRank | None, corpus: Corpus, queries: Sequence[PaperQuery], config, device
+) -> tuple[dict, dict, dict[str, list[str]]]:
+    """(NNSelect + NNRank metrics, NNSelect-only metrics, the reranked lists); every list holds at most
+    `num_candidates_to_rank` papers, and a query without candidates keeps an empty list (it counts as a miss)."""
+    selector = Selector(corpus, embed_papers(select, corpus, device))
+    start = time.perf_counter()
+    selected, ranked = [], []
+    for query in queries:
+        candidates = selector.candidates(query, config)
+        selected.append(candidates[: config.num_candidates_to_rank])
+        order = rank_candidates(rank, corpus, selector, query, candidates, device) if rank else candidates
+        ranked.append(order[: config.num_candidates_to_rank])
+    seconds = (time.perf_counter() - start) / max(1, len(queries))
+    relevant = [set(q.cited_ids) for q in queries]
+    ks = recall_ks_up_to(min(config.num_candidates_to_rank, len(corpus.pool)))
+    results = []
+    for rankings in (ranked, selected):
+        metrics = ranking_metrics(rankings, relevant, ks)
+        metrics.update(set_metrics(rankings, relevant, F1_K))
+        metrics["candidates_per_query"] = float(np.mean([len(r) for r in rankings])) if rankings else 0.0
+        metrics["seconds_per_query"] = seconds
+        results.append(metrics)
+    return results[0], results[1], {q.citing_id: r for q, r in zip(queries, ranked, strict=True)}
+
+
+def training_texts(dataset: CitationDataset) -> list[str]:
+    """What the vocabulary is fitted on: the pool's papers and the training split's citing papers."""
+    ids = dict.fromkeys(dataset.paper_ids())
+    for query in dataset.queries.get("train") or []:
+        if query.citing_id in dataset.papers:
+            ids.setdefault(query.citing_id, None)
+    return [f"{dataset.papers[p].title} {dataset.papers[p].abstract}" for p in ids]
+
+
+def run_train(args: argparse.Namespace) -> dict:
+    dataset = load_dataset(args.dataset, args.context_field)
+    device = resolve_device(args.device)
+    config = CiteomaticConfig(**{f.name: getattr(args, f.name) for f in CONFIG_FLAGS})
+    queries = split_queries(dataset, "train", "Citeomatic training")
+    vocabulary = fit_vocabulary(training_texts(dataset), config.max_features)
+    pretrained = None
+    if args.glove:
+        glove_vocabulary, vectors = load_glove(args.glove, keep=set(vocabulary.words))
+        pretrained = np.zeros((len(vocabulary), vectors.shape[1]), dtype=np.float32)
+        for word, i in glove_vocabulary.index.items():
+            if i > 1 and word in vocabulary.index:
+                pretrained[vocabulary.index[word]] = vectors[i]
+        config = replace(config, dense_dim=int(vectors.shape[1]))
+    corpus = Corpus(dataset, vocabulary, config)
+    progress = not args.no_progress
+    start = time.perf_counter()
+    select, select_history = train_nnselect(corpus, queries, config, device, pretrained, args.seed, progress)
+    selector = Selector(corpus, embed_papers(select, corpus, device))
+    rank, rank_history = train_nnrank(corpus, queries, config, selector, device, pretrained, args.seed, progress)
+    output = Path(args.output)
+    output.mkdir(parents=True, exist_ok=True)
+    vocabulary.save(output / "vocabulary.txt")
+    meta = {
+        "dataset": str(args.dataset),
+        "dataset_versions": dataset_versions(args.dataset),
+        "context_field": args.context_field,
+        "glove": args.glove,
+        "preset": args.preset,
+        "seed": args.seed,
+        "train_queries": len(queries),
+    }
+    torch.save(
+        {
+            "config": config.to_dict(),
+            "vocab_size": len(vocabulary),
+            "nnselect": {k: v.cpu() for k, v in select.state_dict().items()},
+            "nnrank": {k: v.cpu() for k, v in rank.state_dict().items()},
+            "meta": meta,
+        },
+        output / "citeomatic.pt",
+    )
+    summary = {
+        **meta,
+        "config": config.to_dict(),
+        "nnselect_history": select_history,
+        "nnrank_history": rank_history,
+        "seconds": time.perf_counter() - start,
+    }
+    write_json(output / "train_summary.json", summary)
+    print(
+        f"trained NNSelect ({len(select_history)} epochs, loss {select_history[-1]['loss']:.4f}) and NNRank "
+        f"({len(rank_history)} epochs, loss {rank_history[-1]['loss']:.4f}) on {len(queries)} queries; {output}"
+    )
+    return summary
+
+
+def load_citeomatic(directory: Path, device: torch.device) -> tuple[NNSelect, NNRank, Vocabulary, CiteomaticConfig]:
+    path = Path(directory) / "citeomatic.pt"
+    if not path.is_file():
+        raise FileNotFoundError(f"{path} does not exist: train first (python -m trainers.citeomatic train)")
+    saved = torch.load(path, map_location="cpu", weights_only=False)
+    config = CiteomaticConfig(**saved["config"])
+    select, rank = NNSelect(saved["vocab_size"], config), NNRank(saved["vocab_size"], config)
+    select.load_state_dict(saved["nnselect"])
+    rank.load_state_dict(saved["nnrank"])
+    vocabulary = Vocabulary.load(Path(directory) / "vocabulary.txt")
+    return select.to(device).eval(), rank.to(device).eval(), vocabulary, config
+
+
+def run_evaluate(args: argparse.Namespace) -> dict:
+    device = resolve_device(args.device)
+    checkpoint = Path(args.checkpoint)
+    select, rank, vocabulary, config = load_citeomatic(checkpoint, device)
+    overrides = {k: getattr(args, k) for k in ("num_ann_nbrs_to_fetch", "num_candidates_to_rank") if getattr(args, k)}
+    config = replace(config, **overrides)
+    dataset = load_dataset(args.dataset, args.context_field)
+    per_split = {split: split_queries(dataset, split, "Citeomatic evaluation") for split in args.split}
+    corpus = Corpus(dataset, vocabulary, config)
+    output = Path(args.output or checkpoint)
+    common = {
+        "dataset": str(args.dataset),
+        "dataset_versions": dataset_versions(args.dataset),
+        "options": config.to_dict(),
+        "device": str(device),
+        "papers": len(dataset.papers),
+        "candidates": len(corpus.pool),
+        "task": "global",
+    }
+    results = {}
+    for split, queries in per_split.items():
+        ranked, selected, lists = evaluate_split(select, rank, corpus, queries, config, device)
+        shown = ["f1_of_means@20", "mean_f1@20", "mrr", "map"] + [k for k in ranked if k.startswith("recall@")]
+        for name, metrics in (("", ranked), ("nnselect_", selected)):
+            metrics.update({**common, "split": split, "system": "NNSelect + NNRank" if not name else "NNSelect"})
+            write_split_metrics(output / f"results_{name}{split}.json", f"{split} {metrics['system']}", metrics, shown)
+        write_json(output / f"ranked_{split}.json", lists)
+        results[split] = {"nnrank": ranked, "nnselect": selected}
+    return results
+
+
+def _add_flag(parser: argparse.ArgumentParser, field) -> None:
+    help_text = f"{field.metadata['help']} (default {field.default})"
+    if isinstance(field.default, bool):
+        parser.add_argument(
+            f"--{field.name}", action=argparse.BooleanOptionalAction, default=field.default, help=help_text
+        )
+    else:
+        parser.add_argument(f"--{field.name}", type=type(field.default), default=field.default, help=help_text)
+
+
+def build_parser(preset: str = "paper") -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m trainers.citeomatic", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    commands = parser.add_subparsers(dest="command", required=True)
+    train = commands.add_parser("train", help="Train NNSelect, then NNRank, on the train split.")
+    add_dataset_flags(train)
+    train.add_argument("--output", required=True, help="Directory for citeomatic.pt, vocabulary.txt and the log.")
+    train.add_argument(
+        "--preset",
+        choices=sorted(PRESETS),
+        default="paper",
+        help="paper: their OpenCorpus settings (default); smoke: 32 dimensions and 4 epochs of 1,024 rows per "
+        "network, seconds on a CPU. Explicit flags override the preset.",
+    )
+    train.add_argument("--glove", help="A GloVe text file: initial word directions (its dimension sets dense_dim).")
+    for field in CONFIG_FLAGS:
+        _add_flag(train, field)
+    train.set_defaults(**PRESETS.get(preset, {}))
+    evaluate = commands.add_parser("evaluate", help="Select and rank for each citing paper of the splits.")
+    add_dataset_flags(evaluate)
+    evaluate.add_argument("--checkpoint", required=True, help="A directory written by `train`.")
+    evaluate.add_argument("--split", nargs="+", default=["test"], choices=SPLITS, help="Query splits.")
+    evaluate.add_argument("--output", help="Where to write the results (default: the checkpoint directory).")
+    evaluate.add_argument("--num_ann_nbrs_to_fetch", type=int, default=0, help="Override the trained setting.")
+    evaluate.add_argument("--num_candidates_to_rank", type=int, default=0, help="Override the trained setting.")
+    for parser_ in (train, evaluate):
+        parser_.add_argument("--device", default="auto", help="auto (CUDA when present), cpu, cuda or cuda:N.")
+        parser_.add_argument("--seed", type=int, default=0, help="Seed for Python, numpy and torch.")
+        parser_.add_argument("--no_progress", action="store_true", help="No per-epoch lines.")
+    return parser
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    first = argparse.ArgumentParser(add_help=False)
+    first.add_argument("--preset", default="paper")
+    return build_parser(first.parse_known_args(argv)[0].preset).parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> dict:
+    args = parse_args(argv)
+    seed_everything(args.seed)
+    try:
+        if args.command == "train":
+            return run_train(args)
+        return run_evaluate(args)
+    except (EmptySplitError, FileNotFoundError) as error:
+        raise SystemExit(f"error: {error}") from error
+
+
+if __name__ == "__main__":
+    main()
