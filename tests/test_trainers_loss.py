@@ -143,3 +143,28 @@ def test_mined_papers_are_positives_when_as_similar_to_the_query_as_its_cited_pa
     mined = torch.tensor([positions[p] for p in ("echo", "cited", "diluted", "other")]).numpy()
     chosen = dict(sampler.sample(query, document, mined))
     assert chosen == {"cited": CITED, "echo": MINED_POSITIVE, "diluted": NEGATIVE, "other": NEGATIVE}
+
+
+class WordTokenizer:
+    """One id per word (ids from 10), [CLS] 1, [SEP] 2, [PAD] 0: enough for PairEncoder."""
+
+    cls_token_id, sep_token_id, pad_token_id = 1, 2, 0
+
+    def __call__(self, text: str, add_special_tokens: bool = False) -> dict:
+        return {"input_ids": [10 + len(word) for word in text.split()]}
+
+
+@pytest.mark.parametrize("max_length", [64, 128, 512])
+def test_pairs_stay_within_max_length_and_keep_the_context_and_a_candidate_part(max_length):
+    from trainers.rerank_model import PairEncoder
+
+    encoder = PairEncoder(WordTokenizer(), max_length=max_length)  # the query's cap, 256, is above 64 and 128
+    citing = PaperText("c", "citing " * 50, "abstract " * 400)
+    query = encoder.query_ids(citing, "local context words " * 30)  # 90 words of context
+    assert len(query) == min(256, max_length // 2)
+    candidate = PaperText("p", "candidate " * 20, "words " * 600)
+    batch = encoder.encode(query, [candidate, PaperText("q", "short", "")])
+    assert batch["input_ids"].shape[1] == max_length  # the long candidate fills the pair exactly
+    assert int(batch["attention_mask"][0].sum()) == max_length
+    assert int(batch["attention_mask"][1].sum()) == len(query) + 3 + 1  # [CLS] q [SEP] short [SEP]
+    assert int(batch["token_type_ids"][0].sum()) == max_length - len(query) - 2  # candidate part and final [SEP]

@@ -133,7 +133,8 @@ class PairEncoder:
     def __init__(self, tokenizer, max_length: int = 512, max_query_length: int = 256) -> None:
         self.tokenizer = tokenizer
         self.max_length = max_length
-        self.max_query_length = max_query_length
+        # the query never takes more than half of a pair, so that a short --max_length still holds the candidate
+        self.max_query_length = min(max_query_length, max_length // 2)
         self._cache: dict[str, list[int]] = {}
 
     def _ids(self, text: str) -> list[int]:
@@ -152,7 +153,7 @@ class PairEncoder:
         tok = self.tokenizer
         rows = []
         for candidate in candidates:
-            room = self.max_length - len(query) - 3
+            room = max(0, self.max_length - len(query) - 3)  # a negative room would slice from the end
             rows.append(
                 [tok.cls_token_id, *query, tok.sep_token_id, *self._ids(paper_text(candidate))[:room], tok.sep_token_id]
             )
