@@ -81,7 +81,7 @@ from pipelines.matching import PAPERS, REFS, UNCOUNTED, MatchReferences, choose_
 from pipelines.options import CitationrOptions, CorpusOptions
 from pipelines.outputs import fail
 from pipelines.skeleton import DatasetPipeline, Inputs, Plan, RunRequest, Table, WriteDataset
-from pipelines.tallies import DEAD, TALLY, ConfiguredFn, ConfiguredTransform, Tallies
+from pipelines.tallies import DEAD, TALLY, ConfiguredFn, ConfiguredTransform, Tallies, TallyingFn
 from pipelines.transforms import ParseDocuments, ReadPaperDatabase, in_memory_matcher
 
 NAMESPACE = "citationr"
@@ -92,7 +92,7 @@ EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "reviews"
 # ------------------------------------------------------------------------------------------ read reviews
 
 
-class ParseReviewFileFn(beam.DoFn):
+class ParseReviewFileFn(TallyingFn):
     """A review file (read whole, decompressed by suffix, capped) into reviews, submissions, dead letters."""
 
     def __init__(self, fields: ReviewFields = ALL_FREE_TEXT, max_bytes: int = MAX_DOCUMENT_BYTES) -> None:
@@ -100,7 +100,7 @@ class ParseReviewFileFn(beam.DoFn):
         self.max_bytes = max_bytes
 
     def process(self, task: ReadTask) -> Iterator:
-        tally = Tallies(NAMESPACE)
+        tally = self.tallies(NAMESPACE)
         path = task.path
         tally("review_files_in")
         try:
@@ -274,7 +274,7 @@ class MineMentionsFn(ConfiguredFn):
 
     def process(self, element) -> Iterator:
         submission_id, grouped = element
-        tally = Tallies(NAMESPACE)
+        tally = self.tallies(NAMESPACE)
         bibliographies = list(grouped["bibliographies"])
         bibliography = fullest(bibliographies) if bibliographies else Bibliography()
         reviews = sorted(grouped["reviews"], key=lambda r: r.review_id)
@@ -412,7 +412,7 @@ def mention_ref(record: MentionRecord) -> str:
     return record.mention_id if record.mention.kind == RECOMMENDED else UNCOUNTED + record.mention_id
 
 
-class _FinishMentionFn(beam.DoFn):
+class _FinishMentionFn(TallyingFn):
     """What follows a mention's resolution whichever matcher made it: the paper it resolved to, then, for a
     recommended one the database lacks, the online resolvers when they are enabled, and the counts."""
 
@@ -458,7 +458,7 @@ class ResolveMentionsFn(_FinishMentionFn):
     identifiers first, then the title; then `finish`."""
 
     def process(self, record: MentionRecord, matcher: InMemoryMatcher) -> Iterator:
-        tally = Tallies(NAMESPACE)
+        tally = self.tallies(NAMESPACE)
         resolution = None
         if resolvable(record):
             recommended = record.mention.kind == RECOMMENDED
@@ -473,7 +473,7 @@ class _ApplyResolutionFn(_FinishMentionFn):
         _, grouped = element
         resolution = next(iter(grouped["resolutions"]), None)
         for record in grouped["mentions"]:
-            yield from self.finish(record, resolution, Tallies(NAMESPACE))
+            yield from self.finish(record, resolution, self.tallies(NAMESPACE))
 
 
 class ResolveMentions(beam.PTransform):

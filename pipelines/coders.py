@@ -13,9 +13,10 @@ Registered for `ParsedDocument`, `Paper`, `Context`, `DeadLetter` and `InputTall
 of them uses it. A CoGroupByKey flattens its inputs into one union type, for which Beam falls back to pickle
 whatever is registered, so `pipelines.transforms.CanonicalizeIds` and `MergeDatabase` carry documents and papers
 through their joins as `DOCUMENTS` and `PAPERS` bytes (which every coder passes through as they are) and decode
-them after. `DOCUMENTS` is a `DocumentCoder` compressed with Zstandard: a document crosses a join in 29 kB where
-pickled it took 80 kB (37 real TEI), and on the 1,000-paper benchmark the two document joins shuffle 59 kB a paper
-instead of 163 kB.
+them after (and `AssignSplits` carries contexts and papers as `CONTEXTS` and `PAPERS` bytes: 78 kB a paper
+where pickled contexts took 102 kB). `DOCUMENTS` is a `DocumentCoder` compressed with Zstandard: a document
+crosses a join in 29 kB where pickled it took 80 kB (37 real TEI), and on the 1,000-paper benchmark the two
+document joins shuffle 59 kB a paper instead of 163 kB.
 """
 
 from __future__ import annotations
@@ -209,3 +210,5 @@ DOCUMENTS = ZstdCoder(DocumentCoder())
 """What carries documents through joins as bytes: `DOCUMENTS.encode(document)` before, `DOCUMENTS.decode` after
 (compressed: a document crosses a join in 29 kB instead of 80 kB pickled)."""
 PAPERS = PaperCoder()
+CONTEXTS = ContextCoder()
+"""What carries contexts through `pipelines.transforms.AssignSplits`'s join as bytes."""

@@ -7,10 +7,11 @@ From the `citations/` rows (one per directed citing -> cited pair):
   bundle, merged; the last merge holds a parent per node, not the edges (`extractors.dataset.ComponentForest`);
 - the average local clustering coefficient, exact, from triangle counts: each undirected edge is oriented from
   the lower-ranked end to the higher, rank being (degree, id) for a *hub* (more than `hub_degree` neighbours) and
-  (0, id) for any other node; each node's out-neighbours (at most `hub_degree` for a node that is not a hub, at
-  most the number of hubs for one that is) give its wedges, a wedge closed by an edge is a triangle, found once
-  by its lowest-ranked corner. Hubs reach the workers as a side input of at most 2 E / `hub_degree` entries; the
-  wedges meet their closing edge in a `FanOutJoin`, so two papers co-cited by 100,000 others are not one group.
+  (0, id) for any other node; each node v's out-neighbours N+(v) (at most `hub_degree` for a node that is not a
+  hub, at most the number of hubs for one that is) are sent to each u in N+(v), and every w in N+(v) and N+(u)
+  closes a triangle (v, u, w), found once, at its middle-ranked corner u (a node iterator: one element per
+  oriented edge, not one per wedge). Hubs reach the workers as a side input of at most 2 E / `hub_degree`
+  entries; the sets meet N+(u) in a `FanOutJoin` keyed by u, so a paper cited by 100,000 others is not one group.
   Each node's coefficient 2 T / (d (d - 1)) is summed exactly (`add_exactly`) and divided by N: networkx's
   `average_clustering` (the reference in the tests), at every size.
 
@@ -22,11 +23,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator
+from operator import itemgetter
 
 import apache_beam as beam
 
 from extractors.dataset import ComponentForest, add_exactly, graph_figures, local_clustering
 from pipelines.joins import MAX_GROUP, FanOutJoin
+from pipelines.tallies import SumPerBundleFn
 
 HUB_DEGREE = 1_000
 """Neighbours above which a node is ranked by its degree when edges are oriented (the module docstring)."""
@@ -44,24 +47,31 @@ def _orient(edge: tuple[str, str], hubs: dict[str, int]) -> tuple[str, str]:
     return (a, b) if (hubs.get(a, 0), a) < (hubs.get(b, 0), b) else (b, a)
 
 
-def _wedges(element: tuple[str, list[str]]) -> Iterator[tuple[tuple[str, str], str]]:
-    """Every pair of a node's out-neighbours, keyed by the pair, with the node (the wedge's centre)."""
+def _out_neighbour_sets(element: tuple[str, list[str]]) -> Iterator[tuple[str, tuple[str, tuple[str, ...]]]]:
+    """A node's out-neighbours, sent to each of them: `(u, (v, N+(v)))` for every u in N+(v)."""
     centre, targets = element
-    ordered = sorted(targets)
-    for i, a in enumerate(ordered):
-        for b in ordered[i + 1 :]:
-            yield (a, b), centre
+    out = tuple(sorted(targets))
+    for target in out:
+        yield target, (centre, out)
+
+
+def _own_out_neighbours(node: str, targets) -> tuple[str, list[str]]:
+    return node, list(targets)
 
 
 def _triangle_corners(element) -> Iterator[tuple[str, int]]:
-    """Each wedge that the edge between its ends closes: one triangle for each of its three corners."""
-    (a, b), grouped = element
-    if not grouped["edge"]:
+    """At u, for each v that sent N+(v): every w in both N+(v) and N+(u) closes the triangle (v, u, w), found
+    once, at its middle-ranked corner u; one triangle for each of its three corners, summed here."""
+    u, grouped = element
+    if not grouped["out"]:
         return
-    for centre in grouped["wedges"]:
-        yield centre, 1
-        yield a, 1
-        yield b, 1
+    mine = set(grouped["out"][0])
+    corners: dict[str, int] = {}
+    for v, theirs in grouped["sets"]:
+        for w in mine.intersection(theirs):
+            for corner in (v, u, w):
+                corners[corner] = corners.get(corner, 0) + 1
+    yield from corners.items()
 
 
 def _node_clustering(element) -> Iterator[float]:
@@ -138,21 +148,19 @@ class GraphStatistics(beam.PTransform):
         undirected = edges | "Undirected" >> beam.FlatMap(_undirected) | "DistinctUndirected" >> beam.Distinct()
         degrees = (
             undirected
-            | "DegreeEnds" >> beam.FlatMap(lambda edge: [(edge[0], 1), (edge[1], 1)])
+            | "DegreeEnds" >> beam.ParDo(SumPerBundleFn(lambda edge: ((edge[0], 1), (edge[1], 1))))
             | "Degrees" >> beam.CombinePerKey(sum)
         )
         hubs = beam.pvalue.AsDict(
             degrees | "Hubs" >> beam.Filter(lambda node_degree, limit: node_degree[1] > limit, self.hub_degree)
         )
-        wedges = (
-            undirected
-            | "Orient" >> beam.Map(_orient, hubs)
-            | "OutNeighbours" >> beam.GroupByKey()
-            | "Wedges" >> beam.FlatMap(_wedges)
-        )
+        out_neighbours = undirected | "Orient" >> beam.Map(_orient, hubs) | "OutNeighbours" >> beam.GroupByKey()
         triangles = (
-            {"wedges": wedges, "edge": undirected | "EdgeMarks" >> beam.Map(lambda edge: (edge, True))}
-            | "CloseWedges" >> FanOutJoin("wedges", str, "wedge", self.max_group)
+            {
+                "sets": out_neighbours | "SendOutNeighbours" >> beam.FlatMap(_out_neighbour_sets),
+                "out": out_neighbours | "OwnOutNeighbours" >> beam.MapTuple(_own_out_neighbours),
+            }
+            | "CloseWedges" >> FanOutJoin("sets", itemgetter(0), "wedge", self.max_group)
             | "TriangleCorners" >> beam.FlatMap(_triangle_corners)
             | "Triangles" >> beam.CombinePerKey(sum)
         )

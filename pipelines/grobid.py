@@ -58,7 +58,7 @@ from extractors.documents.tei import DocumentError, bib_entry_from_struct
 from extractors.records import BibEntry, DeadLetter, InputTally, ParsedDocument
 from mapping.matcher import MatchConfig, usable_title
 from pipelines.inputs import MAX_PDF_BYTES, ParseFiles, ReadConfig, ReadTask, read_document_bytes
-from pipelines.tallies import DEAD, INPUTS, TALLY, Tallies, dead_letter_output
+from pipelines.tallies import DEAD, INPUTS, TALLY, Tallies, TallyingFn, dead_letter_output
 
 LOG = logging.getLogger(__name__)
 
@@ -165,7 +165,7 @@ def process_pool(url: str, concurrency: int) -> ThreadPoolExecutor:
         return pool
 
 
-class _PooledFn(beam.DoFn):
+class _PooledFn(TallyingFn):
     """Runs `_fetch` of each element on the process's GROBID pool (`process_pool`: `config.concurrency` threads for
     every instance in the process), keeping up to twice that many of its own elements queued so the server never
     waits on us, and yields `_outputs` of each result on the bundle's thread. `_fetch` must not raise: whatever
@@ -181,6 +181,7 @@ class _PooledFn(beam.DoFn):
         self._pool = process_pool(self.config.url, self.config.concurrency)
 
     def start_bundle(self) -> None:
+        super().start_bundle()
         self._pending: set[Future] = set()
 
     def process(self, element):
@@ -193,10 +194,11 @@ class _PooledFn(beam.DoFn):
                 yield TaggedOutput(output.tag, WindowedValue(output.value, MIN_TIMESTAMP, [GlobalWindow()]))
             else:
                 yield WindowedValue(output, MIN_TIMESTAMP, [GlobalWindow()])
+        yield from super().finish_bundle()
 
     def _collect(self, wait_until: int):
         """Outputs of finished elements; blocks while `wait_until` or more are still pending."""
-        tally = Tallies()
+        tally = self.tallies()
         while self._pending:
             done = {f for f in self._pending if f.done()}
             if not done and len(self._pending) >= wait_until:
@@ -334,7 +336,7 @@ def raw_references_to_parse(document: ParsedDocument, match: MatchConfig, tally:
     return wanted
 
 
-class _SelectRawReferencesFn(beam.DoFn):
+class _SelectRawReferencesFn(TallyingFn):
     """Documents with nothing to send go straight on (main output); the others wait for GROBID's readings
     (`pending`, by source) while their strings go out (`strings`: raw string -> reference)."""
 
@@ -342,7 +344,7 @@ class _SelectRawReferencesFn(beam.DoFn):
         self.match = match
 
     def process(self, document: ParsedDocument) -> Iterator:
-        tally = Tallies()
+        tally = self.tallies()
         wanted = raw_references_to_parse(document, self.match, tally)
         if wanted:
             tally("grobid_citation_entries", len(wanted))
@@ -460,7 +462,7 @@ class _CitationListFn(_PooledFn):
             yield from _reading_outputs(raw, references, reading, tally)
 
 
-class _MergeReadingsFn(beam.DoFn):
+class _MergeReadingsFn(TallyingFn):
     """One document and GROBID's readings of its raw strings: each read entry becomes GROBID's fields with
     its own bib id and raw string (`extractors.clients.grobid.merge_parsed_entry`)."""
 
@@ -469,7 +471,7 @@ class _MergeReadingsFn(beam.DoFn):
 
     def process(self, element) -> Iterator:
         _, grouped = element
-        tally = Tallies()
+        tally = self.tallies()
         readings = dict(grouped["readings"])
         for document in grouped["documents"]:
             entries = list(document.bib_entries)

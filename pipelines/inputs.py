@@ -43,7 +43,7 @@ from extractors.documents.streams import (
     read_errors,
 )
 from extractors.records import DeadLetter, InputTally
-from pipelines.tallies import DEAD, INPUTS, TALLY, Tallies, dead_letter_output
+from pipelines.tallies import DEAD, INPUTS, TALLY, Tallies, TallyingFn, dead_letter_output
 
 LOG = logging.getLogger(__name__)
 
@@ -138,7 +138,7 @@ def iter_task_lines(task: ReadTask, cap: int):
                     yield f"{task.path}:{line.number}", line
 
 
-class PlanReadsFn(beam.DoFn):
+class PlanReadsFn(TallyingFn):
     """A matched file into read tasks; a directory into a dead letter."""
 
     def __init__(self, kind: str, config: ReadConfig) -> None:
@@ -148,7 +148,7 @@ class PlanReadsFn(beam.DoFn):
     def process(self, metadata) -> Iterator:
         path = metadata.path
         if is_directory(path):
-            tally = Tallies()
+            tally = self.tallies()
             tally("inputs_directories")
             documents = self.kind in DOCUMENT_KINDS
             if documents:
@@ -193,7 +193,7 @@ class PlanReads(beam.PTransform):
 ParseFn = Callable[[bytes, str], object]
 
 
-class ReadRecordsFn(beam.DoFn):
+class ReadRecordsFn(TallyingFn):
     """A read task into records (whatever `parse` returns that is not a `DeadLetter`) and dead letters.
 
     Documents (`kind` tei or s2orc) count `documents_in`; metadata counts `metadata_records_in`. Records
@@ -218,7 +218,7 @@ class ReadRecordsFn(beam.DoFn):
         return self.kind in DOCUMENT_KINDS
 
     def process(self, task: ReadTask) -> Iterator:
-        tally = Tallies()
+        tally = self.tallies()
         account = InputTally(task.path, self.kind)
         if line_oriented(task.path, self.kind):
             outcomes = self._lines(task, tally)

@@ -4,7 +4,7 @@ Beam's Python `CoGroupByKey` hands the DoFn after it every value of a key as one
 collects them), so a join of contexts with their cited paper, keyed by the cited paper, would hold the most cited
 paper's contexts in one worker. `FanOutJoin` is that join with the hot keys spread out:
 
-1. the values of the *many* side (contexts, references, wedge centres) are counted per key, a combine that never
+1. the values of the *many* side (contexts, references, out-neighbour sets) are counted per key, a combine that never
    gathers them (`Count.PerKey` is lifted before the shuffle);
 2. a key with more than `max_group` of them is *hot*: its values go to ceil(n / max_group) groups by a stable
    hash of each value's shard key, and the other sides' values of that key (the few: a paper record, an edge

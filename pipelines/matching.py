@@ -52,7 +52,7 @@ from mapping.matcher import (
 )
 from mapping.raw_strings import RawCandidateTitle, checked_raw, first_author_surname, resolve_raw_candidates
 from pipelines.joins import MAX_GROUP, FanOutJoin
-from pipelines.tallies import TALLY, ConfiguredFn, ConfiguredTransform, Tallies
+from pipelines.tallies import TALLY, ConfiguredFn, ConfiguredTransform, Tallies, TallyingFn
 from pipelines.transforms import count_resolutions
 
 PAPERS = "papers"
@@ -136,7 +136,7 @@ class JoinBuckets(ConfiguredTransform):
         )
 
 
-class _BucketPairsFn(beam.DoFn):
+class _BucketPairsFn(TallyingFn):
     """One LSH bucket (or one group of a hot bucket's references): (paper id, reference key) for every reference
     and capped paper in it. Counters are named `<kind>_bucket_hits_capped` and
     `<kind>_candidate_pairs_skipped_by_cap` (kind: title or raw)."""
@@ -153,7 +153,7 @@ class _BucketPairsFn(beam.DoFn):
         papers, skipped = capped
         counted = sum(not ref.startswith(UNCOUNTED) for ref in refs)
         if skipped and counted:
-            tally = Tallies()
+            tally = self.tallies()
             tally(f"{self.kind}_bucket_hits_capped", counted)
             tally(f"{self.kind}_candidate_pairs_skipped_by_cap", skipped * counted)
             yield from tally.emit()
@@ -181,7 +181,7 @@ class _VerifyFn(ConfiguredFn):
     config: MatchConfig
 
     def process(self, batch: list) -> Iterator:
-        tally = Tallies()
+        tally = self.tallies()
         chosen, left, right = [], [], []
         for ref, grouped in batch:
             records = list(grouped[RECORDS])
@@ -225,7 +225,7 @@ class _UsableTitleFn(ConfiguredFn):
         if title is None and entry.raw:
             yield beam.pvalue.TaggedOutput(RAW, element)  # no usable title: the raw string is matched instead
         elif title is None:
-            tally = Tallies()
+            tally = self.tallies()
             counter_for(ref, tally)(f"unresolved:{problem}", 1)
             yield beam.pvalue.TaggedOutput(DONE, (ref, Resolution(entry.bib_id, None, "unresolved")))
             yield from tally.emit()
@@ -297,7 +297,7 @@ class _RawSegmentsFn(ConfiguredFn):
     config: MatchConfig
 
     def process(self, batch: list[tuple[str, BibEntry]]) -> Iterator:
-        tally = Tallies()
+        tally = self.tallies()
         kept, segments = [], []
         for ref, entry in batch:
             reference, found, problem = checked_raw(entry.raw, self.config.raw)
@@ -337,7 +337,7 @@ class _VerifyRawFn(ConfiguredFn):
             )
             for paper_id, title, year, signature, surname in sorted(grouped["candidates"])
         ]
-        tally = Tallies()
+        tally = self.tallies()
         yield ref, resolve_raw_candidates(bib_id, reference, candidates, self.config, counter_for(ref, tally))
         yield from tally.emit()
 
@@ -381,7 +381,7 @@ class MatchRawStrings(ConfiguredTransform):
 KEYED = "keyed"
 
 
-class _IdentifierKeysFn(beam.DoFn):
+class _IdentifierKeysFn(TallyingFn):
     """One reference: `bib_entries_with:<kind>` counted (as `InMemoryMatcher.resolve_identifier` does), then
     `(key, (position, ref))` for each of its identifier keys, position being the key's place in the entry's
     keys (strongest first), and `(ref, entry)` on the `keyed` output; a reference without keys goes on as is."""
@@ -389,7 +389,7 @@ class _IdentifierKeysFn(beam.DoFn):
     def process(self, element: tuple[str, BibEntry]) -> Iterator:
         ref, entry = element
         keys = entry.identifier_keys()
-        tally = Tallies()
+        tally = self.tallies()
         count_identifier_kinds(keys, counter_for(ref, tally))
         if not keys:
             yield beam.pvalue.TaggedOutput(REFS, element)
@@ -414,14 +414,14 @@ class _MatchKeyFn(beam.DoFn):
             yield ref, (position, papers[0], method)
 
 
-class _ChooseIdentifierFn(beam.DoFn):
+class _ChooseIdentifierFn(TallyingFn):
     """One reference with its matched keys: the strongest key that found a paper resolves it; without one it
     goes on to the title join."""
 
     def process(self, element) -> Iterator:
         ref, grouped = element
         matches = sorted(grouped["matches"])
-        tally = Tallies()
+        tally = self.tallies()
         for entry in grouped["entries"]:
             if matches:
                 _, paper_id, method = matches[0]
@@ -493,12 +493,12 @@ def _references(document: ParsedDocument) -> Iterator[tuple[str, BibEntry]]:
         yield f"{document.paper_id}\x1f{position}", entry
 
 
-class _AssembleFn(beam.DoFn):
+class _AssembleFn(TallyingFn):
     """One document with its resolutions, in bibliography order."""
 
     def process(self, element) -> Iterator:
         _, grouped = element
-        tally = Tallies()
+        tally = self.tallies()
         resolutions = dict(grouped["resolutions"])
         for document in grouped["documents"]:
             ordered = tuple(resolutions[f"{document.paper_id}\x1f{i}"] for i in range(len(document.bib_entries)))

@@ -4,16 +4,25 @@ stages and DoFns that one frozen config sets (`ConfiguredTransform`, `Configured
 Every DoFn reports what it counts twice: as a Beam counter (`Metrics.counter("arsyta", name)`, for the
 runner's monitoring) and as a `(name, n)` element on its `tally` output, which the pipeline sums into
 `stats.json`, so the funnel is data and does not depend on the runner's metrics support.
+
+A `TallyingFn` (every DoFn here that counts) sums its counts over a bundle and reports each name once, when the
+bundle finishes (`finish_bundle`): one counter increment and one `tally` element per name and bundle, not per
+element, so a context costs no tally elements of its own. The sums are the same; a bundle that fails reports
+nothing, and its retry reports all of it. Outside a bundle (a test calling `process` itself) `Tallies.emit`
+yields its counts at once, as before.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 
 import apache_beam as beam
 from apache_beam.metrics import Metrics
 from apache_beam.pvalue import TaggedOutput
+from apache_beam.transforms.window import GlobalWindow
+from apache_beam.utils.timestamp import MIN_TIMESTAMP
+from apache_beam.utils.windowed_value import WindowedValue
 
 from extractors.records import DeadLetter
 
@@ -31,28 +40,78 @@ class ConfiguredTransform(beam.PTransform):
         self.config = config
 
 
-class ConfiguredFn(beam.DoFn):
-    """A DoFn set by one frozen config (`self.config`)."""
-
-    def __init__(self, config) -> None:
-        self.config = config
-
-
 class Tallies:
-    """Collects counts inside one DoFn call; `emit()` yields them as tagged outputs and Beam counters."""
+    """Collects counts inside one DoFn call; `emit()` yields them as tagged outputs and Beam counters. Made by
+    `TallyingFn.tallies` inside a bundle, it adds them to the bundle's sums instead and `emit()` yields nothing."""
 
-    def __init__(self, namespace: str = NAMESPACE) -> None:
+    def __init__(self, namespace: str = NAMESPACE, bundle: dict[str, Counter[str]] | None = None) -> None:
         self.namespace = namespace
-        self.counts: Counter[str] = Counter()
+        self.bundled = bundle is not None
+        self.counts: Counter[str] = bundle.setdefault(namespace, Counter()) if bundle is not None else Counter()
 
     def __call__(self, name: str, n: int = 1) -> None:
         self.counts[name] += n
 
     def emit(self) -> Iterator[TaggedOutput]:
+        if self.bundled:
+            return
         for name, n in self.counts.items():
             Metrics.counter(self.namespace, name).inc(n)
             yield TaggedOutput(TALLY, (name, n))
         self.counts.clear()
+
+
+class TallyingFn(beam.DoFn):
+    """A DoFn that counts with `self.tallies()` (and `yield from tally.emit()`, which in a bundle yields nothing):
+    its counts are summed over the bundle and reported once per name in `finish_bundle`, as Beam counters and
+    as `(name, n)` on the `tally` output in the global window (every pipeline here is batch). A subclass with
+    its own `start_bundle` or `finish_bundle` calls these (`yield from super().finish_bundle()` last)."""
+
+    _bundle_tallies: dict[str, Counter[str]] | None = None
+
+    def start_bundle(self) -> None:
+        self._bundle_tallies = {}
+
+    def tallies(self, namespace: str = NAMESPACE) -> Tallies:
+        return Tallies(namespace, self._bundle_tallies)
+
+    def finish_bundle(self) -> Iterator[TaggedOutput]:
+        bundle, self._bundle_tallies = self._bundle_tallies or {}, None
+        for namespace, counts in bundle.items():
+            for name, n in counts.items():
+                Metrics.counter(namespace, name).inc(n)
+                yield TaggedOutput(TALLY, WindowedValue((name, n), MIN_TIMESTAMP, (GlobalWindow(),)))
+
+
+class SumPerBundleFn(beam.DoFn):
+    """The `(key, n)` pairs that `pairs(element)` gives, summed over the bundle: one `(key, sum)` per key when the
+    bundle finishes (in the global window), so that a `CombinePerKey(sum)` after it (or a `Distinct` of the keys)
+    gets one element per key and bundle, not one per element (a context's plot keys, its roles). `n` must be
+    an int, whose sums do not depend on the order."""
+
+    def __init__(self, pairs: Callable[[object], Iterable[tuple[object, int]]]) -> None:
+        self.pairs = pairs
+        self._sums: dict = {}
+
+    def start_bundle(self) -> None:
+        self._sums = {}
+
+    def process(self, element) -> None:
+        sums = self._sums
+        for key, n in self.pairs(element):
+            sums[key] = sums.get(key, 0) + n
+
+    def finish_bundle(self) -> Iterator[WindowedValue]:
+        sums, self._sums = self._sums, {}
+        for item in sums.items():
+            yield WindowedValue(item, MIN_TIMESTAMP, (GlobalWindow(),))
+
+
+class ConfiguredFn(TallyingFn):
+    """A DoFn set by one frozen config (`self.config`)."""
+
+    def __init__(self, config) -> None:
+        self.config = config
 
 
 def dead_letter_output(letter: DeadLetter, tally: Tallies, documents: bool) -> TaggedOutput:

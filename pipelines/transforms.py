@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable, Iterator
 from dataclasses import replace
-from operator import attrgetter
+from operator import itemgetter
 
 import apache_beam as beam
 from apache_beam.pvalue import TaggedOutput
@@ -29,6 +29,7 @@ from extractors.documents.metadata import merge_papers
 from extractors.documents.s2ag import with_abstract
 from extractors.recipes import PaperRule, Recipe, keep_context
 from extractors.records import (
+    Context,
     DeadLetter,
     InputTally,
     Paper,
@@ -40,7 +41,7 @@ from extractors.records import (
 from extractors.schemas import citation_row
 from mapping.matcher import InMemoryMatcher, MatchConfig
 from mapping.taxonomy import taxonomy_fields, unmapped_categories
-from pipelines.coders import DOCUMENTS, PAPERS, TALLY_TYPE
+from pipelines.coders import CONTEXTS, DOCUMENTS, PAPERS, TALLY_TYPE
 from pipelines.graph import GraphStatistics
 from pipelines.inputs import ReadConfig, ReadRecords, file_of
 from pipelines.joins import MAX_GROUP, FanOutJoin
@@ -51,7 +52,9 @@ from pipelines.tallies import (
     TALLY,
     ConfiguredFn,
     ConfiguredTransform,
+    SumPerBundleFn,
     Tallies,
+    TallyingFn,
     dead_letter_output,
 )
 
@@ -110,11 +113,11 @@ class ReadPaperDatabase(beam.PTransform):
         return {"papers": papers["papers"], DEAD: read[DEAD], TALLY: tally, INPUTS: read[INPUTS]}
 
 
-class _AttachAbstractsFn(beam.DoFn):
+class _AttachAbstractsFn(TallyingFn):
     def process(self, element) -> Iterator:
         _, grouped = element
         abstracts = list(grouped["abstracts"])
-        tally = Tallies()
+        tally = self.tallies()
         papers = list(grouped["papers"])
         for paper in papers:
             filled = with_abstract(paper, abstracts)
@@ -166,10 +169,10 @@ class _ChooseCanonicalIdFn(beam.DoFn):
             yield source, (rank, canonical[0])
 
 
-class _RenameDocumentFn(beam.DoFn):
+class _RenameDocumentFn(TallyingFn):
     def process(self, element) -> Iterator:
         _, grouped = element
-        tally = Tallies()
+        tally = self.tallies()
         candidates = sorted(grouped["ids"])
         for encoded in grouped["documents"]:
             document = DOCUMENTS.decode(encoded)
@@ -242,14 +245,14 @@ def named_only_by_file(document: ParsedDocument) -> bool:
     return bool(keys) and keys <= name_keys
 
 
-class _MergeByIdFn(beam.DoFn):
+class _MergeByIdFn(TallyingFn):
     """One paper id: merge its database records, keep one document (the rest are duplicates). A document known
     only by the id in its file name (a TEI whose header lost its title and ids) that finds no titled database
     record is dead-lettered `no_title`; its duplicates stay duplicates of it."""
 
     def process(self, element) -> Iterator:
         paper_id, grouped = element
-        tally = Tallies()
+        tally = self.tallies()
         documents: list[ParsedDocument] = sorted(
             map(DOCUMENTS.decode, grouped["documents"]), key=lambda d: keep_order(d, paper_id)
         )
@@ -338,11 +341,11 @@ class MergeDatabase(beam.PTransform):
         }
 
 
-class ResolveReferencesFn(beam.DoFn):
+class ResolveReferencesFn(TallyingFn):
     """Each bib entry of a document to a database paper, through the matcher (a side input)."""
 
     def process(self, document: ParsedDocument, matcher: InMemoryMatcher) -> Iterator:
-        tally = Tallies()
+        tally = self.tallies()
         resolutions = tuple(matcher.resolve_many(document.bib_entries, tally))
         count_resolutions(resolutions, tally)
         yield ResolvedDocument(document=document, resolutions=resolutions)
@@ -391,7 +394,7 @@ class CutContextsFn(ConfiguredFn):
     config: ContextConfig
 
     def process(self, resolved: ResolvedDocument) -> Iterator:
-        tally = Tallies()
+        tally = self.tallies()
         mapping = {r.bib_id: r.paper_id for r in resolved.resolutions}
         citing = taxonomy_fields(resolved.document.categories)
         for context in cut_contexts(resolved.document, mapping, self.config, tally):
@@ -414,17 +417,18 @@ class CutContexts(ConfiguredTransform):
         return {"contexts": cut.contexts, TALLY: cut[TALLY]}
 
 
-class _DateAndSplitFn(beam.DoFn):
+class _DateAndSplitFn(TallyingFn):
     def __init__(self, config: SplitConfig, recipe: Recipe | None) -> None:
         self.config = config
         self.recipe = recipe
 
     def process(self, element) -> Iterator:
         _, grouped = element
-        tally = Tallies()
-        papers = list(grouped["papers"])
-        cited = papers[0] if papers else None
-        for context in grouped["contexts"]:
+        tally = self.tallies()
+        papers = grouped["papers"]
+        cited = PAPERS.decode(papers[0]) if papers else None
+        for _, encoded in grouped["contexts"]:
+            context = CONTEXTS.decode(encoded)
             if cited is not None and self.recipe is not None and not keep_context(context, cited, self.recipe, tally):
                 continue
             kept = date_and_split(context, cited, self.config, tally)
@@ -435,11 +439,19 @@ class _DateAndSplitFn(beam.DoFn):
         yield from tally.emit()
 
 
+def _context_by_cited(context: Context) -> tuple[str, tuple[str, bytes]]:
+    """`(cited id, (context id, the context's `CONTEXTS` bytes))`: the context crosses the join in its compact
+    coder's bytes (a CoGroupByKey's union type would pickle it whole), its id beside them to place it in a hot
+    key's groups."""
+    return context.cited_id, (context.context_id, CONTEXTS.encode(context))
+
+
 class AssignSplits(beam.PTransform):
     """Join each context with its cited paper: keep what the recipe keeps (`extractors.recipes.keep_context`: the
     citing paper passes its rule, the cited paper is in its pool), drop citations of later papers, then split by
     date. The join is a `FanOutJoin`: a paper cited by more than `max_group` contexts is met in several groups, each
-    with a copy of its record, never in one list of all its contexts."""
+    with a copy of its record, never in one list of all its contexts. Contexts and papers cross it as
+    `pipelines.coders.CONTEXTS` and `PAPERS` bytes, not pickled."""
 
     def __init__(self, config: SplitConfig, recipe: Recipe | None = None, max_group: int = MAX_GROUP) -> None:
         super().__init__()
@@ -450,10 +462,10 @@ class AssignSplits(beam.PTransform):
     def expand(self, inputs):
         split = (
             {
-                "contexts": inputs["contexts"] | "ContextsByCited" >> beam.Map(lambda c: (c.cited_id, c)),
-                "papers": inputs["database"] | "DatabaseById" >> beam.Map(lambda p: (p.paper_id, p)),
+                "contexts": inputs["contexts"] | "ContextsByCited" >> beam.Map(_context_by_cited),
+                "papers": inputs["database"] | "DatabaseById" >> beam.Map(lambda p: (p.paper_id, PAPERS.encode(p))),
             }
-            | "JoinCited" >> FanOutJoin("contexts", attrgetter("context_id"), "cited_paper", self.max_group)
+            | "JoinCited" >> FanOutJoin("contexts", itemgetter(0), "cited_paper", self.max_group)
             | "DateAndSplit"
             >> beam.ParDo(_DateAndSplitFn(self.config, self.recipe)).with_outputs(TALLY, main="contexts")
         )
@@ -463,7 +475,7 @@ class AssignSplits(beam.PTransform):
 POOLS = ("database", "cited")
 
 
-class _PapersInUseFn(beam.DoFn):
+class _PapersInUseFn(TallyingFn):
     def __init__(self, pool: PaperRule | None, mode: str) -> None:
         self.pool = pool
         self.mode = mode
@@ -471,7 +483,7 @@ class _PapersInUseFn(beam.DoFn):
     def process(self, element) -> Iterator:
         _, grouped = element
         roles = set(grouped["roles"])
-        tally = Tallies()
+        tally = self.tallies()
         for paper in list(grouped["papers"])[:1]:
             why_not = self.pool.why_not(paper) if self.pool is not None else None
             if why_not is None:
@@ -493,6 +505,10 @@ class _PapersInUseFn(beam.DoFn):
         yield from tally.emit()
 
 
+def _roles(context: Context) -> tuple[tuple[tuple[str, str], int], ...]:
+    return ((context.citing_id, "citing"), 1), ((context.cited_id, "cited"), 1)
+
+
 class SelectPapers(beam.PTransform):
     """The `papers/` table. `mode` "database": every database paper in the recipe's pool (`pool.why_not` is None),
     cited or not, and the papers some kept context comes from; "cited": only the papers some kept context cites
@@ -509,7 +525,8 @@ class SelectPapers(beam.PTransform):
     def expand(self, inputs):
         roles = (
             inputs["contexts"]
-            | "Roles" >> beam.FlatMap(lambda c: [(c.citing_id, "citing"), (c.cited_id, "cited")])
+            | "Roles" >> beam.ParDo(SumPerBundleFn(_roles))
+            | "RoleKeys" >> beam.Keys()
             | "DistinctRoles" >> beam.Distinct()  # a combine: a paper cited 100,000 times joins with one "cited"
         )
         selected = (
@@ -544,7 +561,8 @@ class CountFigures(beam.PTransform):
         contexts, citations, papers = inputs["contexts"], inputs["citations"], inputs["papers"]
         citing_per_split = (
             contexts
-            | "SplitCiting" >> beam.Map(lambda c: (c.split, c.citing_id))
+            | "SplitCiting" >> beam.ParDo(SumPerBundleFn(lambda c: (((c.split, c.citing_id), 1),)))
+            | "SplitCitingKeys" >> beam.Keys()
             | "DistinctCiting" >> beam.Distinct()
             | "CitingTally" >> beam.Map(lambda sc: (f"citing_papers:{sc[0]}", 1))
         )
@@ -562,28 +580,37 @@ class CountFigures(beam.PTransform):
         }
 
 
+def _one_for_cited(context: Context) -> tuple[tuple[str, int]]:
+    return ((context.cited_id, 1),)
+
+
 def plot_sums(contexts, citations, papers):
     """The numbers behind the plots and Table 1 as one list of (small key, sum): a few hundred keys (years,
     length buckets, citation counts, categories), summed across workers; no worker holds the contexts."""
     per_cited = (
-        ("contexts", "Contexts", contexts | "CitedByContext" >> beam.Map(lambda c: c.cited_id)),
-        ("citing_papers", "CitingPapers", citations | "CitedByPaper" >> beam.Map(lambda row: row["cited_id"])),
+        ("contexts", "Contexts", contexts | "CitedByContext" >> beam.ParDo(SumPerBundleFn(_one_for_cited))),
+        (
+            "citing_papers",
+            "CitingPapers",
+            citations | "CitedByPaper" >> beam.ParDo(SumPerBundleFn(lambda row: ((row["cited_id"], 1),))),
+        ),
     )
     counts = [
         ids
-        | f"{label}PerCited" >> beam.combiners.Count.PerElement()
+        | f"{label}PerCited" >> beam.CombinePerKey(sum)
         | f"{label}PerCitedKey" >> beam.MapTuple(lambda _, n, kind=kind: cited_count_key(kind, n))
         for kind, label, ids in per_cited
     ]
     categories = (
         contexts
-        | "CitingCategory" >> beam.Map(lambda c: (c.citing_id, c.citing_primary_category))
+        | "CitingCategory" >> beam.ParDo(SumPerBundleFn(lambda c: (((c.citing_id, c.citing_primary_category), 1),)))
+        | "CitingCategoryKeys" >> beam.Keys()
         | "DistinctCitingCategory" >> beam.Distinct()
         | "CategoryKey" >> beam.MapTuple(lambda _, category: citing_category_key(category))
     )
     return (
         (
-            contexts | "ContextPlotKeys" >> beam.FlatMap(context_plot_keys),
+            contexts | "ContextPlotKeys" >> beam.ParDo(SumPerBundleFn(context_plot_keys)),
             *counts,
             categories,
             papers | "PoolKeys" >> beam.Map(pool_key),

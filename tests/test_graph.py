@@ -57,8 +57,8 @@ def skewed_graph(seed: int) -> list[tuple[str, str]]:
 
 @pytest.mark.beam
 def test_graph_figures_equal_networkx_with_hubs_and_hot_wedge_pairs():
-    # hub_degree 5 makes hubs of both hubs and many papers; max_group 4 spreads the wedges of the pair
-    # (hub-a, hub-b), which nearly every paper closes, over many groups
+    # hub_degree 5 makes hubs of both hubs and many papers; max_group 4 spreads the out-neighbour sets that
+    # nearly every paper sends to hub-a and hub-b (the highest-ranked nodes) over many groups
     beam_figures(skewed_graph(seed=7), hub_degree=5, max_group=4)
 
 
@@ -99,3 +99,13 @@ def test_component_forests_merge_into_the_forest_of_all_edges():
     expected = nx.Graph(edges)
     sizes = [len(c) for c in nx.connected_components(expected)]
     assert halves[0].merge(halves[1]).components() == whole.components() == (len(sizes), max(sizes))
+
+
+@pytest.mark.beam
+def test_graph_figures_equal_networkx_on_dense_cliques_with_every_node_a_hub_and_groups_of_one():
+    # two overlapping cliques (many triangles per node: a wrong intersection or a triangle counted at the wrong
+    # corner or twice changes the coefficients) with hubs at degree 3 and every join group of one set
+    clique = [(f"a{i}", f"a{j}") for i in range(7) for j in range(7) if i < j]
+    clique += [(f"a{i}", f"b{j}") for i in range(3) for j in range(4)] + [("b0", "b1"), ("b2", "b1"), ("c", "a0")]
+    beam_figures(clique, hub_degree=3, max_group=1)
+    beam_figures(clique)

@@ -14,8 +14,10 @@ from extractors.contexts import ContextConfig
 from extractors.dataset import SplitConfig
 from extractors.records import BibEntry, Paper
 from mapping.matcher import MatchConfig
+from pipelines.tallies import TallyingFn
 from pipelines.transforms import (
     DEAD,
+    NAMESPACE,
     TALLY,
     AssignSplits,
     CanonicalizeIds,
@@ -238,3 +240,76 @@ def test_a_reference_cited_everywhere_resolves_as_in_memory_without_one_group_of
     # a paper's candidate pairs: each reference brings one pair per LSH band it shares (up to 25), and a
     # reference's pairs stay in one group, so groups hold a few references' pairs, not the 10,000 of all 400
     assert largest_group(result, "title_candidate_paper") <= 250
+
+
+# ------------------------------------------------------------------------------------------ bundled tallies
+
+
+class _CountingFn(TallyingFn):
+    """Counts every element, its parity weighted by its value, and a zero (a name counted 0 is still reported)."""
+
+    def process(self, x: int):
+        tally = self.tallies()
+        tally("seen")
+        tally(f"parity:{x % 2}", x)
+        tally("zero", 0)
+        yield x
+        yield from tally.emit()
+
+
+def test_bundled_tallies_sum_to_a_hand_count_in_one_element_per_name_and_bundle_with_equal_counters():
+    from apache_beam.metrics.metric import MetricsFilter
+
+    values = list(range(300))
+    expected = {
+        "seen": 300,
+        "parity:0": sum(x for x in values if x % 2 == 0),
+        "parity:1": sum(x for x in values if x % 2),
+        "zero": 0,
+    }
+    p = TestPipeline(runner="FnApiRunner")
+    out = p | beam.Create(values) | beam.ParDo(_CountingFn()).with_outputs(TALLY, main="values")
+    assert_that(out.values, equal_to(values), label="Values")
+    tallies = out[TALLY]
+    assert_that(tallies | beam.CombinePerKey(sum) | beam.combiners.ToDict(), equal_to([expected]), label="Sums")
+    # per element, 300 elements would carry 900 tallies; per bundle, each name comes once per bundle
+    assert_that(tallies | beam.combiners.Count.Globally() | beam.Map(lambda n: n < 300), equal_to([True]), label="Few")
+    result = p.run()
+    result.wait_until_finish()
+    for name, n in expected.items():
+        found = result.metrics().query(MetricsFilter().with_namespace(NAMESPACE).with_name(name))["counters"]
+        assert sum(c.committed for c in found) == n, name
+
+
+def test_tallies_outside_a_bundle_are_yielded_by_each_call():
+    from apache_beam.pvalue import TaggedOutput
+
+    outputs = list(_CountingFn().process(3))
+    assert outputs[0] == 3
+    assert {(o.tag, o.value) for o in outputs[1:] if isinstance(o, TaggedOutput)} == {
+        (TALLY, ("seen", 1)),
+        (TALLY, ("parity:1", 3)),
+        (TALLY, ("zero", 0)),
+    }
+
+
+def test_sums_per_bundle_equal_a_hand_count_in_fewer_elements_than_pairs():
+    from collections import Counter
+
+    from pipelines.tallies import SumPerBundleFn
+
+    words = [f"w{i % 7}" for i in range(400)]
+    expected = Counter()
+    for i, word in enumerate(words):
+        expected[word] += i
+        expected["all"] += 1
+    with TestPipeline(runner="FnApiRunner") as p:
+        pairs = (
+            p
+            | beam.Create(list(enumerate(words)))
+            | beam.ParDo(SumPerBundleFn(lambda iw: ((iw[1], iw[0]), ("all", 1))))
+        )
+        assert_that(pairs | beam.CombinePerKey(sum), equal_to(sorted(expected.items())), label="Sums")
+        assert_that(
+            pairs | beam.combiners.Count.Globally() | beam.Map(lambda n: n < 400), equal_to([True]), label="Few"
+        )
