@@ -1,0 +1,498 @@
+"""SymTax's Reranker (Goyal et al., ACL 2024): the SciBERT pair score fused with the taxonomy separation of the
+citing and the candidate paper.
+
+    python -m trainers.symtax enrich         --dataset out/ --prefetched runs/hatten --split train validation test \\
+        --output runs/symtax
+    python -m trainers.symtax_rerank train    --dataset out/ --prefetched runs/symtax --output runs/symtax-rerank
+    python -m trainers.symtax_rerank evaluate --dataset out/ --prefetched runs/symtax \\
+        --checkpoint runs/symtax-rerank --split test
+
+Read off goyalkaraniit/SymTax @ e3de5b2c (`src/rerank/model.py` Scorer_PER_v1, `src/rerank/train.py`,
+`src/rerank/datautils.py`, `citation_recommender.py` Reranker_PER_v1/v2, `per.py`):
+- a paper's category is its first arXiv category (`categories[0]`; here `primary_category`, normalised by
+  `mapping.taxonomy.canonical_category`); the Parquet `papers/` table's `primary_category`/`categories` columns
+  are read here with pyarrow (`trainers.data` does not carry them), and for the JSON layout `papers_cat.json`
+  (SymTax's file) or a `categories` field of `papers.json`;
+- the taxonomy is citrec's fused arXiv -> ACM CCS 1998 graph (`mapping.taxonomy.build_graph`, 411 nodes), not
+  SymTax's CSV; every node's text (category or ACM class name) is embedded once by the reranker's own language
+  model (mean of the last hidden states), frozen;
+- `--fusion vector`: an arXiv node's vector is the mean of its name's embedding and the mean of the embeddings
+  of the ACM classes it maps to; `--fusion graph`: APPNP propagation (10 steps, alpha 0.1) or one GAT layer
+  (`--graph_layer gat`) over the graph (undirected, self loops); `--fusion none`: no taxonomy (the ablation);
+- both category vectors go through one linear layer to 512 (`ln_cat`), their separation is
+  d = 2 artan_k(|(-x) (+)_k y|) with `--curvature` k (1: the published code's geoopt call; -1: the Poincare ball
+  the paper names, reached through the exponential map at 0; 0: the ablation's Euclidean separation);
+- score = sigmoid(w . ReLU([h_CLS ; d ; known]) + b), triplet loss with margin 0.1 as in `trainers.rerank`;
+  `known` (both papers have a taxonomy category, else d = 0) is citrec's: ArSyTa papers all have categories,
+  a citrec dataset's non-arXiv papers may not;
+- `--section_heading` appends the context's section heading to the query (Reranker_PER_v2 / the appendix).
+
+Evaluation writes `results_rerank_<split>.json` in the checkpoint directory as `trainers.rerank` does (Recall@10
+per pool size, MRR, Recall@K up to the pool and NDCG@10 of the largest pool, `_oracle_top<n>` pools) with the
+fusion settings and `dataset_versions`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import random
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import torch
+
+from trainers.data import (
+    SPLITS,
+    CitationDataset,
+    ContextQuery,
+    EmptySplitError,
+    is_parquet_dataset,
+    load_dataset,
+)
+from trainers.metrics import RERANK_POOL_SIZES, recall_at_k
+from trainers.rerank import PRESETS, by_score, encode_batch, load_prefetched, pool_metrics, training_candidates
+from trainers.rerank_model import DEFAULT_MODEL, ModelUnavailableError, PairEncoder, load_reranker, rerank_triplet_loss
+from trainers.runtime import (
+    add_common_flags,
+    autocast,
+    dataset_versions,
+    grad_scaler,
+    resolve_device,
+    seed_everything,
+    write_json,
+    write_split_metrics,
+)
+from trainers.symtax_model import FUSIONS, GRAPH_LAYERS, UNKNOWN, SymTaxReranker, TaxonomyFusion
+
+STATE_FILE = "symtax.pt"
+
+
+# ---------------------------------------------------------------------------------------------------------
+# What the dataset says of the taxonomy
+@dataclasses.dataclass
+class TaxonomyFields:
+    """Each paper's category (its primary arXiv category, or None) and each context's section heading."""
+
+    category: dict[str, str | None]
+    heading: dict[str, str]
+
+
+def _first_category(primary: str | None, categories: Sequence[str] | None) -> str | None:
+    from mapping.taxonomy import canonical_category
+
+    value = primary or (categories[0] if categories else None)
+    return canonical_category(value.strip()) if value and value.strip() else None
+
+
+def load_taxonomy_fields(directory: str | Path) -> TaxonomyFields:
+    """Papers' categories and contexts' headings: from the Parquet `papers/` and `contexts/` shards, or from
+    the JSON layout (`papers_cat.json` when present, else `papers.json`; `heading` of `contexts.json`)."""
+    directory = Path(directory)
+    category: dict[str, str | None] = {}
+    heading: dict[str, str] = {}
+    if is_parquet_dataset(directory):
+        for path in sorted((directory / "papers").glob("*.parquet")):
+            names = pq.ParquetFile(path).schema_arrow.names
+            columns = ["paper_id"] + [c for c in ("primary_category", "categories") if c in names]
+            for row in pq.read_table(path, columns=columns).to_pylist():
+                category[row["paper_id"]] = _first_category(row.get("primary_category"), row.get("categories"))
+        for path in sorted((directory / "contexts").glob("*.parquet")):
+            if "section_heading" in pq.ParquetFile(path).schema_arrow.names:
+                for row in pq.read_table(path, columns=["context_id", "section_heading"]).to_pylist():
+                    heading[row["context_id"]] = row["section_heading"] or ""
+        return TaxonomyFields(category, heading)
+    papers_file = directory / "papers_cat.json"
+    if not papers_file.is_file():
+        papers_file = directory / "papers.json"
+    for paper_id, record in json.loads(papers_file.read_text(encoding="utf-8")).items():
+        categories = record.get("categories")
+        categories = [categories] if isinstance(categories, str) else categories
+        category[paper_id] = _first_category(record.get("primary_category"), categories)
+    contexts = directory / "contexts.json"
+    if contexts.is_file():
+        for context_id, record in json.loads(contexts.read_text(encoding="utf-8")).items():
+            heading[context_id] = record.get("heading") or record.get("section_heading") or ""
+    return TaxonomyFields(category, heading)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The taxonomy graph and its nodes' text
+@dataclasses.dataclass
+class TaxonomyGraph:
+    nodes: list[str]  # "arxiv:cs.IR", "acm:H.3.3", ...
+    texts: list[str]
+    edges: list[tuple[int, int]]
+    mapped: list[list[int]]  # for each node, the ACM nodes an arXiv node maps to (else [])
+
+
+def taxonomy_graph() -> TaxonomyGraph:
+    """citrec's fused arXiv + ACM CCS 1998 graph, with every other arXiv category as an isolated node."""
+    from mapping.taxonomy import build_graph, load_categories
+
+    graph = build_graph()
+    names, _ = load_categories()
+    for category, name in names.items():
+        if f"arxiv:{category}" not in graph:
+            graph.add_node(f"arxiv:{category}", kind="arxiv", code=category, name=name)
+    nodes = sorted(graph.nodes)
+    index = {node: i for i, node in enumerate(nodes)}
+    texts = [graph.nodes[n].get("name") or graph.nodes[n].get("code") or n for n in nodes]
+    edges = [(index[a], index[b]) for a, b in graph.edges]
+    mapped = [
+        [index[t] for t in graph.successors(n) if graph.nodes[t].get("kind") == "acm"] if n.startswith("arxiv:") else []
+        for n in nodes
+    ]
+    return TaxonomyGraph(nodes, texts, edges, mapped)
+
+
+@torch.no_grad()
+def embed_texts(
+    encoder, tokenizer, texts: Sequence[str], device: torch.device, batch_size: int = 64, max_tokens: int = 64
+) -> torch.Tensor:
+    """The mean of the last hidden states over each text's tokens (the language model's text embedding)."""
+    encoder.eval()
+    out = []
+    for start in range(0, len(texts), batch_size):
+        # cut by hand: `truncation=`/`padding=` arguments would stay set on a fast tokenizer (transformers 5) and
+        # cut every later query to `max_length` tokens
+        rows = [tokenizer(text)["input_ids"][:max_tokens] for text in texts[start : start + batch_size]]
+        width = max(len(row) for row in rows)
+        ids = torch.full((len(rows), width), tokenizer.pad_token_id, dtype=torch.long)
+        mask = torch.zeros((len(rows), width), dtype=torch.long)
+        for i, row in enumerate(rows):
+            ids[i, : len(row)], mask[i, : len(row)] = torch.tensor(row), 1
+        states = encoder(input_ids=ids.to(device), attention_mask=mask.to(device)).last_hidden_state.float()
+        mask = mask.to(device).unsqueeze(-1).float()
+        out.append(((states * mask).sum(1) / mask.sum(1).clamp_min(1)).cpu())
+    return torch.cat(out)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Building, saving and loading the model
+def build_model(
+    source: str | Path,
+    device: torch.device,
+    *,
+    fusion: str = "vector",
+    graph_layer: str = "appnp",
+    curvature: float = 1.0,
+    category_dim: int = 512,
+) -> tuple[SymTaxReranker, object, dict]:
+    """A fresh SymTax reranker on the BERT at `source` (hub id or directory) and its config."""
+    base, tokenizer = load_reranker(source, device)
+    config = {"fusion": fusion, "graph_layer": graph_layer, "curvature": curvature, "category_dim": category_dim}
+    taxonomy = None
+    if fusion != "none":
+        graph = taxonomy_graph()
+        features = embed_texts(base.encoder, tokenizer, graph.texts, device)
+        taxonomy = TaxonomyFusion(
+            features, graph.edges, graph.mapped, fusion=fusion, graph_layer=graph_layer, category_dim=category_dim
+        )
+        config["nodes"] = graph.nodes
+    model = SymTaxReranker(base.encoder, taxonomy, curvature)
+    return model.to(device), tokenizer, config
+
+
+def save_model(model: SymTaxReranker, tokenizer, config: dict, directory: Path) -> None:
+    directory.mkdir(parents=True, exist_ok=True)
+    model.encoder.save_pretrained(directory)
+    tokenizer.save_pretrained(directory)
+    state = {k: v for k, v in model.state_dict().items() if not k.startswith("encoder.")}
+    torch.save({"config": config, "state": state}, directory / STATE_FILE)
+
+
+def load_model(directory: Path, device: torch.device) -> tuple[SymTaxReranker, object, dict]:
+    saved = torch.load(directory / STATE_FILE, map_location="cpu", weights_only=False)
+    config = saved["config"]
+    base, tokenizer = load_reranker(directory, device)
+    taxonomy = None
+    if config["fusion"] != "none":
+        n, dim = saved["state"]["taxonomy.fused"].shape
+        taxonomy = TaxonomyFusion(
+            torch.zeros(n, dim),
+            [],
+            [[] for _ in range(n)],
+            fusion=config["fusion"],
+            graph_layer=config["graph_layer"],
+            category_dim=config["category_dim"],
+        )
+    model = SymTaxReranker(base.encoder, taxonomy, config["curvature"])
+    model.load_state_dict(saved["state"], strict=False)  # the encoder's weights came with load_reranker
+    return model.to(device), tokenizer, config
+
+
+class CategoryLookup:
+    """Paper id -> taxonomy node index (UNKNOWN without one)."""
+
+    def __init__(self, fields: TaxonomyFields, nodes: Sequence[str] | None) -> None:
+        index = {node: i for i, node in enumerate(nodes or [])}
+        self.indices = {p: index.get(f"arxiv:{c}", UNKNOWN) if c else UNKNOWN for p, c in fields.category.items()}
+
+    def __call__(self, paper_ids: Sequence[str], device: torch.device) -> torch.Tensor:
+        return torch.tensor([self.indices.get(p, UNKNOWN) for p in paper_ids], dtype=torch.long, device=device)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Scoring and evaluation
+def with_headings(queries: Sequence[ContextQuery], fields: TaxonomyFields, on: bool) -> list[ContextQuery]:
+    """The queries, each context followed by its section heading when `on` (Reranker_PER_v2's query)."""
+    if not on:
+        return list(queries)
+    return [
+        dataclasses.replace(q, context=f"{q.context} {fields.heading.get(q.context_id, '')}".strip()) for q in queries
+    ]
+
+
+def score_pairs(
+    model: SymTaxReranker,
+    encoder: PairEncoder,
+    dataset: CitationDataset,
+    lookup: CategoryLookup,
+    batch: Sequence[tuple[ContextQuery, list[str]]],
+    device: torch.device,
+    amp: bool,
+) -> torch.Tensor:
+    """Scores of every (query, candidate) pair of `batch`, rows query by query."""
+    inputs = {k: v.to(device) for k, v in encode_batch(encoder, dataset, batch).items()}
+    if model.taxonomy is not None:
+        inputs["query_category"] = lookup([q.citing_id for q, cands in batch for _ in cands], device)
+        inputs["candidate_category"] = lookup([c for _, cands in batch for c in cands], device)
+    with autocast(device, amp):
+        return model(**inputs)
+
+
+def scorer(model, encoder, dataset, lookup, device, *, batch_size: int = 64, amp: bool = False) -> Callable:
+    def score(query: ContextQuery, candidates: Sequence[str]) -> dict[str, float]:
+        model.eval()
+        scores: dict[str, float] = {}
+        for start in range(0, len(candidates), batch_size):
+            chunk = list(candidates[start : start + batch_size])
+            values = score_pairs(model, encoder, dataset, lookup, [(query, chunk)], device, amp)
+            scores.update(zip(chunk, values.tolist(), strict=True))
+        return scores
+
+    return torch.no_grad()(score)
+
+
+def evaluate(
+    score: Callable,
+    dataset: CitationDataset,
+    queries: Sequence[ContextQuery],
+    prefetched: dict[str, list[str]],
+    pool_sizes: Sequence[int] = RERANK_POOL_SIZES,
+    oracle: bool = True,
+) -> dict[str, float]:
+    """`trainers.rerank.evaluate_reranking`'s metrics with any scoring function."""
+    largest = max(pool_sizes)
+    sums: dict[str, float] = {}
+    start = time.perf_counter()
+    for query in queries:
+        relevant = set(query.cited_ids)
+        pool = prefetched.get(query.context_id, [])[:largest]
+        missing = [c for c in query.cited_ids if c in dataset.papers and c not in pool] if oracle else []
+        scores = score(query, pool + missing)
+        for n in pool_sizes:
+            top = pool[:n]
+            key = f"recall@10_rerank_top{n}"
+            sums[key] = sums.get(key, 0.0) + recall_at_k(by_score(top, scores), relevant, 10)
+            if oracle:
+                with_cited = top + [c for c in query.cited_ids if c in dataset.papers and c not in top]
+                for name, value in pool_metrics(by_score(with_cited, scores), relevant, n).items():
+                    sums[f"{name}_oracle_top{n}"] = sums.get(f"{name}_oracle_top{n}", 0.0) + value
+        for name, value in pool_metrics(by_score(pool, scores), relevant, largest).items():
+            if name != "recall@10":
+                sums[f"{name}_rerank_top{largest}"] = sums.get(f"{name}_rerank_top{largest}", 0.0) + value
+    results = {key: value / max(1, len(queries)) for key, value in sums.items()}
+    results["num_queries"] = float(len(queries))
+    results["rerank_seconds_per_query"] = (time.perf_counter() - start) / max(1, len(queries))
+    return results
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The command line
+def _add_taxonomy_flags(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--section_heading", action="store_true", help="Append the context's section heading to the query."
+    )
+
+
+def build_parser(preset: str = "paper") -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m trainers.symtax_rerank",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    commands = parser.add_subparsers(dest="command", required=True)
+    train = commands.add_parser("train", help="Fine-tune the SymTax reranker.")
+    add_common_flags(train)
+    train.add_argument("--preset", choices=sorted(PRESETS), default="paper", help="paper (default) or smoke.")
+    train.add_argument("--prefetched", required=True, help="Directory with prefetched_train.json (and _validation).")
+    train.add_argument("--output", required=True, help="Checkpoint directory (last/ and best/ inside).")
+    train.add_argument("--model", default=DEFAULT_MODEL, help=f"Hub id or local BERT directory ({DEFAULT_MODEL}).")
+    train.add_argument("--fusion", choices=FUSIONS, default="vector", help="vector (default), graph, or none.")
+    train.add_argument("--graph_layer", choices=GRAPH_LAYERS, default="appnp", help="For --fusion graph (appnp).")
+    train.add_argument(
+        "--curvature", type=float, default=1.0, help="k of the separation: 1 published code, -1 Poincare, 0 Euclid."
+    )
+    train.add_argument("--category_dim", type=int, default=512, help="ln_cat's output size (512).")
+    _add_taxonomy_flags(train)
+    train.add_argument("--epochs", type=int, default=1, help="Passes over the training queries (1).")
+    train.add_argument("--max_steps", type=int, default=0, help="Stop after this many steps (0: no limit).")
+    train.add_argument("--n_document", type=int, default=32, help="1 cited + n_document - 1 negatives (32).")
+    train.add_argument("--queries_per_batch", type=int, default=1, help="Queries per step (1).")
+    train.add_argument("--rerank_top_k", type=int, default=2000, help="Negatives come from the top K (2000).")
+    train.add_argument("--learning_rate", type=float, default=1e-5, help="AdamW learning rate (1e-5).")
+    train.add_argument("--weight_decay", type=float, default=1e-2, help="AdamW weight decay (1e-2).")
+    train.add_argument("--margin", type=float, default=0.1, help="Triplet margin (0.1).")
+    train.add_argument("--max_length", type=int, default=512, help="Tokens per pair (512).")
+    train.add_argument("--validate_every", type=int, default=5000, help="Steps between validations (5000).")
+    train.add_argument("--validation_queries", type=int, default=1000, help="Validation queries used (1000).")
+    train.add_argument("--validation_pool", type=int, default=100, help="Prefetched candidates reranked (100).")
+    train.set_defaults(**PRESETS.get(preset, {}))
+    run = commands.add_parser("evaluate", help="Evaluate prefetch + SymTax rerank.")
+    add_common_flags(run)
+    run.add_argument("--prefetched", required=True, help="Directory with prefetched_<split>.json.")
+    run.add_argument("--checkpoint", required=True, help="OUTPUT of train, or a model directory inside it.")
+    run.add_argument("--split", nargs="+", default=["test"], choices=SPLITS, help="Query splits.")
+    run.add_argument("--pool_sizes", type=int, nargs="+", default=list(RERANK_POOL_SIZES), help="Top-N reranked.")
+    run.add_argument("--no_oracle", action="store_true", help="Skip the pools with the cited paper added.")
+    run.add_argument("--batch_size", type=int, default=64, help="Pairs scored per forward pass.")
+    run.add_argument("--max_length", type=int, default=512, help="Tokens per pair (512).")
+    return parser
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    first = argparse.ArgumentParser(add_help=False)
+    first.add_argument("--preset", default="paper")
+    return build_parser(first.parse_known_args(argv)[0].preset).parse_args(argv)
+
+
+def run_train(args: argparse.Namespace) -> dict:
+    from tqdm.auto import tqdm
+
+    device = resolve_device(args.device)
+    dataset = load_dataset(args.dataset, args.context_field)
+    fields = load_taxonomy_fields(args.dataset)
+    prefetched_dir = Path(args.prefetched)
+    train_prefetched = load_prefetched(prefetched_dir, "train")
+    train = [q for q in dataset.split_queries("train", "reranker training") if q.context_id in train_prefetched]
+    if not train:
+        raise EmptySplitError(f"{prefetched_dir / 'prefetched_train.json'} has none of the training contexts")
+    train = with_headings(train, fields, args.section_heading)
+    validation = with_headings(
+        (dataset.queries.get("validation") or [])[: args.validation_queries], fields, args.section_heading
+    )
+    validation_prefetched = load_prefetched(prefetched_dir, "validation") if validation else {}
+    model, tokenizer, config = build_model(
+        args.model,
+        device,
+        fusion=args.fusion,
+        graph_layer=args.graph_layer,
+        curvature=args.curvature,
+        category_dim=args.category_dim,
+    )
+    config["section_heading"] = args.section_heading
+    lookup = CategoryLookup(fields, config.get("nodes"))
+    encoder = PairEncoder(tokenizer, args.max_length)
+    trainable = [p for p in model.parameters() if p.requires_grad]
+    optimizer = torch.optim.AdamW(trainable, lr=args.learning_rate, weight_decay=args.weight_decay)
+    scaler = grad_scaler(device, args.amp)
+    rng = random.Random(args.seed)
+    order = [q for _ in range(args.epochs) for q in random.Random(args.seed).sample(train, len(train))]
+    schedule = [order[i : i + args.queries_per_batch] for i in range(0, len(order), args.queries_per_batch)]
+    if args.max_steps:
+        schedule = schedule[: args.max_steps]
+    output = Path(args.output)
+    step, best_score, history, losses = 0, -1.0, [], []
+
+    def checkpoint() -> None:
+        nonlocal best_score
+        record: dict = {"step": step, "train_loss": sum(losses) / len(losses) if losses else None}
+        if validation:
+            score = scorer(model, encoder, dataset, lookup, device, amp=args.amp)
+            metrics = evaluate(score, dataset, validation, validation_prefetched, [args.validation_pool], False)
+            record["validation_recall@10"] = metrics[f"recall@10_rerank_top{args.validation_pool}"]
+            if record["validation_recall@10"] >= best_score:
+                best_score = record["validation_recall@10"]
+                save_model(model, tokenizer, config, output / "best")
+        history.append(record)
+        losses.clear()
+        save_model(model, tokenizer, config, output / "last")
+        write_json(output / "train_history.json", history)
+
+    for queries in tqdm(schedule, desc="symtax rerank", disable=args.no_progress):
+        model.train()
+        batch = [
+            (q, training_candidates(q, train_prefetched[q.context_id], args.rerank_top_k, args.n_document, rng))
+            for q in queries
+        ]
+        width = min(len(candidates) for _, candidates in batch)
+        step += 1
+        if width < 2:
+            continue
+        batch = [(q, candidates[:width]) for q, candidates in batch]
+        scores = score_pairs(model, encoder, dataset, lookup, batch, device, args.amp).view(len(batch), width)
+        loss = rerank_triplet_loss(scores[:, 0], scores[:, 1:], args.margin)
+        optimizer.zero_grad(set_to_none=True)
+        scaler.scale(loss).backward()
+        scaler.step(optimizer)
+        scaler.update()
+        losses.append(loss.item())
+        if step % args.validate_every == 0:
+            checkpoint()
+    if not history or history[-1]["step"] != step:
+        checkpoint()
+    write_json(output / "train_config.json", {k: v for k, v in vars(args).items() if k != "command"})
+    print(f"trained {step} steps ({args.fusion} fusion); best validation recall@10: {best_score:.4f}")
+    return {"steps": step, "best_validation_recall@10": best_score, "history": history}
+
+
+def run_evaluate(args: argparse.Namespace) -> dict:
+    device = resolve_device(args.device)
+    checkpoint = Path(args.checkpoint)
+    if (checkpoint / "best" / STATE_FILE).is_file():
+        checkpoint = checkpoint / "best"
+    if not (checkpoint / STATE_FILE).is_file():
+        raise SystemExit(f"error: {args.checkpoint} holds no SymTax reranker ({STATE_FILE}): run `train` first")
+    model, tokenizer, config = load_model(checkpoint, device)
+    encoder = PairEncoder(tokenizer, args.max_length)
+    dataset = load_dataset(args.dataset, args.context_field)
+    fields = load_taxonomy_fields(args.dataset)
+    lookup = CategoryLookup(fields, config.get("nodes"))
+    score = scorer(model, encoder, dataset, lookup, device, batch_size=args.batch_size, amp=args.amp)
+    results = {}
+    for split in args.split:
+        queries = with_headings(
+            dataset.split_queries(split, "reranker evaluation"), fields, config.get("section_heading", False)
+        )
+        prefetched = load_prefetched(Path(args.prefetched), split)
+        metrics = evaluate(score, dataset, queries, prefetched, args.pool_sizes, not args.no_oracle)
+        metrics.update({"split": split, "device": str(device), "prefetched": str(args.prefetched)})
+        metrics.update({k: v for k, v in config.items() if k != "nodes"})
+        metrics["categorised_papers"] = sum(1 for v in lookup.indices.values() if v != UNKNOWN)
+        metrics["dataset_versions"] = dataset_versions(args.dataset)
+        shown = [k for k in metrics if k.startswith("recall@10_") or k.startswith("mrr_")]
+        write_split_metrics(Path(args.checkpoint) / f"results_rerank_{split}.json", split, metrics, shown)
+        results[split] = metrics
+    return results
+
+
+def main(argv: list[str] | None = None) -> dict:
+    args = parse_args(argv)
+    seed_everything(args.seed)
+    if args.no_progress:
+        from transformers.utils import logging as transformers_logging
+
+        transformers_logging.disable_progress_bar()
+    try:
+        return run_train(args) if args.command == "train" else run_evaluate(args)
+    except (ModelUnavailableError, EmptySplitError) as error:
+        raise SystemExit(f"error: {error}") from error
+
+
+if __name__ == "__main__":
+    main()
