@@ -233,6 +233,6 @@ def test_trainers_never_import_beam():
     import subprocess
 
     code = "import sys, trainers.hatten, trainers.rerank, trainers.bm25, trainers.tiny_model, trainers.symtax, "
-    code += "trainers.citeomatic, trainers.submodular, trainers.symtax_rerank; "
+    code += "trainers.citeomatic, trainers.submodular, trainers.symtax_rerank, trainers.rmcnet; "
     code += "sys.exit('apache_beam' in sys.modules)"
     assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0

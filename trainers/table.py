@@ -7,11 +7,12 @@ as a user would run it, and their `results_*.json` gathered into `table.md` and 
 
 Systems (each row says its task: `local` ranks papers for a citation context, `global` for a citing paper's
 title and abstract, Citeomatic's task; the number of queries differs accordingly): BM25; HAtten; HAtten + the
-SciBERT reranker over HAtten's list; SymTax's Enricher over HAtten's list (the leak-free graph) and the same
-reranker over the enriched list; Citeomatic (NNSelect, and NNSelect + NNRank); Kieu et al.'s fine-tuned SBERT,
-ranked and with submodular selection (MRR and MAP within the selection's 10). Without `--model`, `--preset
-smoke` builds a tiny local BERT (`trainers.tiny_model`) for the BERT-based systems, whose figures then check the
-machinery only. A column a system does not report is blank. The commands run and their output: commands.log.
+SciBERT reranker over HAtten's list; SymTax's Enricher over HAtten's list (the leak-free graph), the same
+reranker over the enriched list, and SymTax's taxonomy reranker over it (`trainers.symtax_rerank`); Citeomatic
+(NNSelect, and NNSelect + NNRank); Kieu et al.'s fine-tuned SBERT, ranked and with submodular selection (MRR and
+MAP within the selection's 10). Without `--model`, `--preset smoke` builds a tiny local BERT
+(`trainers.tiny_model`) for the BERT-based systems, whose figures then check the machinery only. A column a
+system does not report is blank. The commands run and their output: commands.log.
 """
 
 from __future__ import annotations
@@ -151,6 +152,14 @@ def main(argv: list[str] | None = None) -> list[dict]:
     seconds += runner.run("trainers.rerank", "evaluate", *data, "--prefetched", enriched, "--checkpoint", rerank,
                           "--split", split, *device, "--no_progress", *length)  # fmt: skip
     add("HAtten + Enricher + reranker", "local", seconds, reranked(read(Path(rerank) / f"results_rerank_{split}.json")))
+
+    symtax_rerank = str(work / "symtax-rerank")
+    seconds = runner.run("trainers.symtax_rerank", "train", *data, "--prefetched", hatten, "--output", symtax_rerank,
+                         "--model", model, *preset, *device, "--no_progress")  # fmt: skip
+    seconds += runner.run("trainers.symtax_rerank", "evaluate", *data, "--prefetched", enriched, "--checkpoint",
+                          symtax_rerank, "--split", split, *device, "--no_progress", *length)  # fmt: skip
+    add("SymTax (HAtten + Enricher + taxonomy reranker)", "local", seconds,
+        reranked(read(Path(symtax_rerank) / f"results_rerank_{split}.json")))  # fmt: skip
 
     cite = str(work / "citeomatic")
     seconds = runner.run("trainers.citeomatic", "train", *data, "--output", cite, *preset, *device, "--no_progress")
