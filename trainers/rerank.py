@@ -29,22 +29,22 @@ import torch
 from trainers.data import SPLITS, CitationDataset, ContextQuery, EmptySplitError, citing_paper, load_dataset
 from trainers.metrics import RERANK_POOL_SIZES, ndcg_at_k, recall_at_k, recall_ks_up_to, reciprocal_rank
 from trainers.rerank_model import (
-    DEFAULT_MODEL,
-    ModelUnavailableError,
     PairEncoder,
     Reranker,
+    add_model_flag,
     load_reranker,
     rerank_triplet_loss,
+    run_bert_command,
     save_reranker,
 )
 from trainers.runtime import (
     add_common_flags,
+    add_preset_flag,
     autocast,
     grad_scaler,
     read_json,
     resolve_device,
     rng_state,
-    seed_everything,
     set_rng_state,
     write_json,
     write_split_metrics,
@@ -182,15 +182,6 @@ def training_candidates(
     return [cited, *rng.sample(pool, min(n_document - 1, len(pool)))]
 
 
-def _add_preset_flag(parser: argparse.ArgumentParser, what: str) -> None:
-    parser.add_argument(
-        "--preset",
-        choices=sorted(PRESETS),
-        default="paper",
-        help=f"paper: the published settings (default); smoke: {what}. Explicit flags override the preset.",
-    )
-
-
 def build_parser(preset: str = "paper") -> argparse.ArgumentParser:
     """The command line; `preset` sets the train defaults (`parse_args` reads it from the arguments first)."""
     parser = argparse.ArgumentParser(
@@ -199,15 +190,10 @@ def build_parser(preset: str = "paper") -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True)
     train = commands.add_parser("train", help="Fine-tune the reranker.", description="Fine-tune the reranker.")
     add_common_flags(train)
-    _add_preset_flag(train, "4 documents a query, 128 tokens, at most 200 steps")
+    add_preset_flag(train, PRESETS, "4 documents a query, 128 tokens, at most 200 steps")
     train.add_argument("--prefetched", required=True, help="Directory with prefetched_train.json (and _validation).")
     train.add_argument("--output", required=True, help="Checkpoint directory (last/ and best/ inside).")
-    train.add_argument(
-        "--model",
-        default=DEFAULT_MODEL,
-        help=f"Hub id or local directory of the BERT (default {DEFAULT_MODEL}); without hub access build one with "
-        "`python -m trainers.tiny_model`.",
-    )
+    add_model_flag(train)
     train.add_argument("--epochs", type=int, default=1, help="Passes over the training queries (default 1).")
     train.add_argument("--max_steps", type=int, default=0, help="Stop after this many steps (0: no limit).")
     train.add_argument(
@@ -403,16 +389,7 @@ def run_evaluate(args: argparse.Namespace) -> dict:
 
 
 def main(argv: list[str] | None = None) -> dict:
-    args = parse_args(argv)
-    seed_everything(args.seed)
-    if args.no_progress:
-        from transformers.utils import logging as transformers_logging
-
-        transformers_logging.disable_progress_bar()
-    try:
-        return run_train(args) if args.command == "train" else run_evaluate(args)
-    except (ModelUnavailableError, EmptySplitError) as error:
-        raise SystemExit(f"error: {error}") from error
+    return run_bert_command(parse_args(argv), run_train, run_evaluate)
 
 
 if __name__ == "__main__":

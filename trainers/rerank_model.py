@@ -172,3 +172,30 @@ def rerank_triplet_loss(positive: torch.Tensor, negatives: torch.Tensor, margin:
     """The authors' reranker `TripletLoss`: per query the sum over its negatives of max(0, s(d-) - s(d+) + margin),
     averaged over queries; positive (B,), negatives (B, N)."""
     return torch.relu(negatives - positive[:, None] + margin).sum(dim=1).mean()
+
+
+def add_model_flag(parser, default: str = DEFAULT_MODEL) -> None:
+    """--model: a hub id or a local directory (checked by `resolve_model` before anything loads)."""
+    parser.add_argument(
+        "--model",
+        default=default,
+        help=f"Hub id or local directory of the BERT (default {default}); without hub access build one with "
+        "`python -m trainers.tiny_model`.",
+    )
+
+
+def run_bert_command(args, run_train, run_evaluate) -> dict:
+    """The `main` of a BERT-based trainer's train/evaluate command: seeds, transformers' progress bars off with
+    --no_progress, and a missing model or an empty split as one line, not a traceback."""
+    from trainers.data import EmptySplitError
+    from trainers.runtime import seed_everything
+
+    seed_everything(args.seed)
+    if args.no_progress:
+        from transformers.utils import logging as transformers_logging
+
+        transformers_logging.disable_progress_bar()
+    try:
+        return run_train(args) if args.command == "train" else run_evaluate(args)
+    except (ModelUnavailableError, EmptySplitError) as error:
+        raise SystemExit(f"error: {error}") from error

@@ -100,3 +100,13 @@ def add_common_flags(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--seed", type=int, default=0, help="Seed for Python, numpy and torch.")
     parser.add_argument("--no_progress", action="store_true", help="No progress bars.")
+
+
+def add_preset_flag(parser: argparse.ArgumentParser, presets, what: str, paper: str = "the published settings") -> None:
+    """--preset: `paper` (the default) or another of `presets`; `what` says what smoke is, `paper` what paper is."""
+    parser.add_argument(
+        "--preset",
+        choices=sorted(presets),
+        default="paper",
+        help=f"paper: {paper} (default); smoke: {what}. Explicit flags override the preset.",
+    )

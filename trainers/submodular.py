@@ -55,18 +55,18 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from trainers.data import SPLITS, CitationDataset, ContextQuery, EmptySplitError, citing_paper, load_dataset
+from trainers.data import SPLITS, CitationDataset, ContextQuery, citing_paper, load_dataset
 from trainers.metrics import ranking_metrics, recall_ks_up_to, set_metrics
 from trainers.prefetch import PaperIndex
-from trainers.rerank_model import ModelUnavailableError, add_marker_tokens, paper_text, resolve_model
+from trainers.rerank_model import add_marker_tokens, add_model_flag, paper_text, resolve_model, run_bert_command
 from trainers.runtime import (
     add_common_flags,
+    add_preset_flag,
     autocast,
     dataset_versions,
     grad_scaler,
     read_json,
     resolve_device,
-    seed_everything,
     write_json,
     write_split_metrics,
 )
@@ -614,15 +614,6 @@ def run_evaluate(args: argparse.Namespace) -> dict:
 # ---------------------------------------------------------------- the command line
 
 
-def _add_preset_flag(parser: argparse.ArgumentParser, what: str) -> None:
-    parser.add_argument(
-        "--preset",
-        choices=sorted(PRESETS),
-        default="paper",
-        help=f"paper: the defaults below (default); smoke: {what}. Explicit flags override the preset.",
-    )
-
-
 def build_parser(preset: str = "paper") -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m trainers.submodular", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -630,14 +621,14 @@ def build_parser(preset: str = "paper") -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True)
     train = commands.add_parser("train", help="Fine-tune the SBERT encoder.", description="Fine-tune SBERT.")
     add_common_flags(train)
-    _add_preset_flag(train, "batches of 8, 128 tokens, 10 epochs, at most 100 steps per objective, rate 1e-3")
-    train.add_argument("--output", required=True, help="Directory for the fine-tuned model (created).")
-    train.add_argument(
-        "--model",
-        default=DEFAULT_MODEL,
-        help=f"Hub id or local directory of the BERT (default {DEFAULT_MODEL}); without hub access build one with "
-        "`python -m trainers.tiny_model`.",
+    add_preset_flag(
+        train,
+        PRESETS,
+        "batches of 8, 128 tokens, 10 epochs, at most 100 steps per objective, rate 1e-3",
+        "the defaults below",
     )
+    train.add_argument("--output", required=True, help="Directory for the fine-tuned model (created).")
+    add_model_flag(train)
     train.add_argument(
         "--objective", choices=("siamese", "triplet", "both"), default="both", help="both: Siamese then triplet."
     )
@@ -660,7 +651,7 @@ def build_parser(preset: str = "paper") -> argparse.ArgumentParser:
         "evaluate", help="Plain top-K against submodular selection.", description="Evaluate the selection."
     )
     add_common_flags(evaluate)
-    _add_preset_flag(evaluate, "15 candidates, K in 1 3 5 10, 3 clusters, alpha 0.3")
+    add_preset_flag(evaluate, PRESETS, "15 candidates, K in 1 3 5 10, 3 clusters, alpha 0.3", "the defaults below")
     evaluate.add_argument("--checkpoint", required=True, help="A model directory (train's --output, or any BERT).")
     evaluate.add_argument("--output", help="Where results_<split>.json go (default: the checkpoint directory).")
     evaluate.add_argument("--split", nargs="+", default=["test"], choices=SPLITS, help="Query splits.")
@@ -690,16 +681,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 
 def main(argv: list[str] | None = None) -> dict:
-    args = parse_args(argv)
-    seed_everything(args.seed)
-    if args.no_progress:
-        from transformers.utils import logging as transformers_logging
-
-        transformers_logging.disable_progress_bar()
-    try:
-        return run_train(args) if args.command == "train" else run_evaluate(args)
-    except (ModelUnavailableError, EmptySplitError) as error:
-        raise SystemExit(f"error: {error}") from error
+    return run_bert_command(parse_args(argv), run_train, run_evaluate)
 
 
 if __name__ == "__main__":

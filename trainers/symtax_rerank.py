@@ -55,14 +55,20 @@ from trainers.data import (
 )
 from trainers.metrics import RERANK_POOL_SIZES, recall_at_k
 from trainers.rerank import PRESETS, by_score, encode_batch, load_prefetched, pool_metrics, training_candidates
-from trainers.rerank_model import DEFAULT_MODEL, ModelUnavailableError, PairEncoder, load_reranker, rerank_triplet_loss
+from trainers.rerank_model import (
+    PairEncoder,
+    add_model_flag,
+    load_reranker,
+    rerank_triplet_loss,
+    run_bert_command,
+)
 from trainers.runtime import (
     add_common_flags,
+    add_preset_flag,
     autocast,
     dataset_versions,
     grad_scaler,
     resolve_device,
-    seed_everything,
     write_json,
     write_split_metrics,
 )
@@ -329,10 +335,10 @@ def build_parser(preset: str = "paper") -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True)
     train = commands.add_parser("train", help="Fine-tune the SymTax reranker.")
     add_common_flags(train)
-    train.add_argument("--preset", choices=sorted(PRESETS), default="paper", help="paper (default) or smoke.")
+    add_preset_flag(train, PRESETS, "the smoke settings of trainers.rerank (tiny model, 128 tokens, few steps)")
     train.add_argument("--prefetched", required=True, help="Directory with prefetched_train.json (and _validation).")
     train.add_argument("--output", required=True, help="Checkpoint directory (last/ and best/ inside).")
-    train.add_argument("--model", default=DEFAULT_MODEL, help=f"Hub id or local BERT directory ({DEFAULT_MODEL}).")
+    add_model_flag(train)
     train.add_argument("--fusion", choices=FUSIONS, default="vector", help="vector (default), graph, or none.")
     train.add_argument("--graph_layer", choices=GRAPH_LAYERS, default="appnp", help="For --fusion graph (appnp).")
     train.add_argument(
@@ -482,16 +488,7 @@ def run_evaluate(args: argparse.Namespace) -> dict:
 
 
 def main(argv: list[str] | None = None) -> dict:
-    args = parse_args(argv)
-    seed_everything(args.seed)
-    if args.no_progress:
-        from transformers.utils import logging as transformers_logging
-
-        transformers_logging.disable_progress_bar()
-    try:
-        return run_train(args) if args.command == "train" else run_evaluate(args)
-    except (ModelUnavailableError, EmptySplitError) as error:
-        raise SystemExit(f"error: {error}") from error
+    return run_bert_command(parse_args(argv), run_train, run_evaluate)
 
 
 if __name__ == "__main__":
