@@ -54,7 +54,15 @@ from trainers.data import (
     load_dataset,
 )
 from trainers.metrics import RERANK_POOL_SIZES, recall_at_k
-from trainers.rerank import PRESETS, by_score, encode_batch, load_prefetched, pool_metrics, training_candidates
+from trainers.rerank import (
+    PRESETS,
+    by_score,
+    encode_batch,
+    load_prefetched,
+    pool_metrics,
+    ranked_bounds,
+    training_candidates,
+)
 from trainers.rerank_model import (
     PairEncoder,
     add_model_flag,
@@ -294,6 +302,7 @@ def evaluate(
 ) -> dict[str, float]:
     """`trainers.rerank.evaluate_reranking`'s metrics with any scoring function."""
     largest = max(pool_sizes)
+    longest, added = ranked_bounds(dataset, queries, prefetched, largest)
     sums: dict[str, float] = {}
     start = time.perf_counter()
     for query in queries:
@@ -307,9 +316,11 @@ def evaluate(
             sums[key] = sums.get(key, 0.0) + recall_at_k(by_score(top, scores), relevant, 10)
             if oracle:
                 with_cited = top + [c for c in query.cited_ids if c in dataset.papers and c not in top]
-                for name, value in pool_metrics(by_score(with_cited, scores), relevant, n).items():
+                for name, value in pool_metrics(
+                    by_score(with_cited, scores), relevant, min(n, longest) + added
+                ).items():
                     sums[f"{name}_oracle_top{n}"] = sums.get(f"{name}_oracle_top{n}", 0.0) + value
-        for name, value in pool_metrics(by_score(pool, scores), relevant, largest).items():
+        for name, value in pool_metrics(by_score(pool, scores), relevant, min(largest, longest)).items():
             if name != "recall@10":
                 sums[f"{name}_rerank_top{largest}"] = sums.get(f"{name}_rerank_top{largest}", 0.0) + value
     results = {key: value / max(1, len(queries)) for key, value in sums.items()}
