@@ -53,6 +53,7 @@ from trainers.metrics import ranking_metrics, recall_ks_up_to, set_metrics
 from trainers.prefetch import UNKNOWN_PAPER_DAY, UNKNOWN_QUERY_DAY, PaperIndex, day_number
 from trainers.runtime import (
     add_dataset_flags,
+    add_field_flag,
     dataset_versions,
     resolve_device,
     seed_everything,
@@ -554,16 +555,6 @@ def run_evaluate(args: argparse.Namespace) -> dict:
     return results
 
 
-def _add_flag(parser: argparse.ArgumentParser, field) -> None:
-    help_text = f"{field.metadata['help']} (default {field.default})"
-    if isinstance(field.default, bool):
-        parser.add_argument(
-            f"--{field.name}", action=argparse.BooleanOptionalAction, default=field.default, help=help_text
-        )
-    else:
-        parser.add_argument(f"--{field.name}", type=type(field.default), default=field.default, help=help_text)
-
-
 def build_parser(preset: str = "paper") -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m trainers.citeomatic", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -581,7 +572,7 @@ def build_parser(preset: str = "paper") -> argparse.ArgumentParser:
     )
     train.add_argument("--glove", help="A GloVe text file: initial word directions (its dimension sets dense_dim).")
     for field in CONFIG_FLAGS:
-        _add_flag(train, field)
+        add_field_flag(train, field)
     train.set_defaults(**PRESETS.get(preset, {}))
     evaluate = commands.add_parser("evaluate", help="Select and rank for each citing paper of the splits.")
     add_dataset_flags(evaluate)

@@ -33,6 +33,7 @@ from trainers.hatten_training import (
 )
 from trainers.runtime import (
     add_common_flags,
+    add_field_flag,
     resolve_device,
     seed_everything,
     write_json,
@@ -60,16 +61,6 @@ PRESETS: dict[str, dict[str, object]] = {
 }
 
 
-def _add_flag(parser: argparse.ArgumentParser, field) -> None:
-    help_text = f"{field.metadata['help']} (default {field.default})"
-    if isinstance(field.default, bool):
-        parser.add_argument(
-            f"--{field.name}", action=argparse.BooleanOptionalAction, default=field.default, help=help_text
-        )
-    else:
-        parser.add_argument(f"--{field.name}", type=type(field.default), default=field.default, help=help_text)
-
-
 def _add_train_parser(commands: argparse._SubParsersAction, preset: str) -> argparse.ArgumentParser:
     parser = commands.add_parser("train", help="Train the encoder.", description="Train HAtten on the train split.")
     add_common_flags(parser)
@@ -94,7 +85,7 @@ def _add_train_parser(commands: argparse._SubParsersAction, preset: str) -> argp
         help="Queries are the local context only (no citing title/abstract).",
     )
     for field in MODEL_FLAGS + TRAIN_FLAGS:
-        _add_flag(parser, field)
+        add_field_flag(parser, field)
     parser.set_defaults(**PRESETS.get(preset, {}))
     return parser
 

@@ -149,8 +149,27 @@ def evaluate_reranking(
     progress: bool = False,
     oracle: bool = True,
 ) -> dict[str, float]:
+    """`rerank_pools` with this reranker's scores."""
+
+    def score(query: ContextQuery, candidates: list[str]) -> dict[str, float]:
+        return score_candidates(model, encoder, dataset, query, candidates, device, batch_size=batch_size, amp=amp)
+
+    return rerank_pools(score, dataset, queries, prefetched, pool_sizes=pool_sizes, progress=progress, oracle=oracle)
+
+
+def rerank_pools(
+    score,
+    dataset: CitationDataset,
+    queries: Sequence[ContextQuery],
+    prefetched: dict[str, list[str]],
+    *,
+    pool_sizes: Sequence[int] = RERANK_POOL_SIZES,
+    progress: bool = False,
+    oracle: bool = True,
+) -> dict[str, float]:
     """Recall@10 after reranking each pool size of prefetched candidates (Table 4), full metrics of the largest
-    pool and, with `oracle`, of every pool with the cited papers added where missing (Table 3's protocol)."""
+    pool and, with `oracle`, of every pool with the cited papers added where missing (Table 3's protocol), for any
+    `score(query, candidates) -> {paper id: score}` (this reranker's, SymTax's)."""
     from tqdm.auto import tqdm
 
     largest = max(pool_sizes)
@@ -165,9 +184,7 @@ def evaluate_reranking(
         relevant = set(query.cited_ids)
         pool = prefetched.get(query.context_id, [])[:largest]
         missing = [c for c in query.cited_ids if c in dataset.papers and c not in pool] if oracle else []
-        scores = score_candidates(
-            model, encoder, dataset, query, pool + missing, device, batch_size=batch_size, amp=amp
-        )
+        scores = score(query, pool + missing)
         for n in pool_sizes:
             top = pool[:n]
             add(f"recall@10_rerank_top{n}", recall_at_k(by_score(top, scores), relevant, 10))

@@ -110,3 +110,15 @@ def add_preset_flag(parser: argparse.ArgumentParser, presets, what: str, paper: 
         default="paper",
         help=f"paper: {paper} (default); smoke: {what}. Explicit flags override the preset.",
     )
+
+
+def add_field_flag(parser: argparse.ArgumentParser, field) -> None:
+    """--<name> for one dataclass field of a config (`hatten_model.flag_fields`): its type and default, a boolean
+    as --name / --no-name, the help from its metadata."""
+    help_text = f"{field.metadata['help']} (default {field.default})"
+    if isinstance(field.default, bool):
+        parser.add_argument(
+            f"--{field.name}", action=argparse.BooleanOptionalAction, default=field.default, help=help_text
+        )
+    else:
+        parser.add_argument(f"--{field.name}", type=type(field.default), default=field.default, help=help_text)

@@ -38,7 +38,6 @@ import argparse
 import dataclasses
 import json
 import random
-import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -53,14 +52,12 @@ from trainers.data import (
     is_parquet_dataset,
     load_dataset,
 )
-from trainers.metrics import RERANK_POOL_SIZES, recall_at_k
+from trainers.metrics import RERANK_POOL_SIZES
 from trainers.rerank import (
     PRESETS,
-    by_score,
     encode_batch,
     load_prefetched,
-    pool_metrics,
-    ranked_bounds,
+    rerank_pools,
     training_candidates,
 )
 from trainers.rerank_model import (
@@ -292,43 +289,6 @@ def scorer(model, encoder, dataset, lookup, device, *, batch_size: int = 64, amp
     return torch.no_grad()(score)
 
 
-def evaluate(
-    score: Callable,
-    dataset: CitationDataset,
-    queries: Sequence[ContextQuery],
-    prefetched: dict[str, list[str]],
-    pool_sizes: Sequence[int] = RERANK_POOL_SIZES,
-    oracle: bool = True,
-) -> dict[str, float]:
-    """`trainers.rerank.evaluate_reranking`'s metrics with any scoring function."""
-    largest = max(pool_sizes)
-    longest, added = ranked_bounds(dataset, queries, prefetched, largest)
-    sums: dict[str, float] = {}
-    start = time.perf_counter()
-    for query in queries:
-        relevant = set(query.cited_ids)
-        pool = prefetched.get(query.context_id, [])[:largest]
-        missing = [c for c in query.cited_ids if c in dataset.papers and c not in pool] if oracle else []
-        scores = score(query, pool + missing)
-        for n in pool_sizes:
-            top = pool[:n]
-            key = f"recall@10_rerank_top{n}"
-            sums[key] = sums.get(key, 0.0) + recall_at_k(by_score(top, scores), relevant, 10)
-            if oracle:
-                with_cited = top + [c for c in query.cited_ids if c in dataset.papers and c not in top]
-                for name, value in pool_metrics(
-                    by_score(with_cited, scores), relevant, min(n, longest) + added
-                ).items():
-                    sums[f"{name}_oracle_top{n}"] = sums.get(f"{name}_oracle_top{n}", 0.0) + value
-        for name, value in pool_metrics(by_score(pool, scores), relevant, min(largest, longest)).items():
-            if name != "recall@10":
-                sums[f"{name}_rerank_top{largest}"] = sums.get(f"{name}_rerank_top{largest}", 0.0) + value
-    results = {key: value / max(1, len(queries)) for key, value in sums.items()}
-    results["num_queries"] = float(len(queries))
-    results["rerank_seconds_per_query"] = (time.perf_counter() - start) / max(1, len(queries))
-    return results
-
-
 # ---------------------------------------------------------------------------------------------------------
 # The command line
 def _add_taxonomy_flags(parser: argparse.ArgumentParser) -> None:
@@ -431,7 +391,9 @@ def run_train(args: argparse.Namespace) -> dict:
         record: dict = {"step": step, "train_loss": sum(losses) / len(losses) if losses else None}
         if validation:
             score = scorer(model, encoder, dataset, lookup, device, amp=args.amp)
-            metrics = evaluate(score, dataset, validation, validation_prefetched, [args.validation_pool], False)
+            metrics = rerank_pools(
+                score, dataset, validation, validation_prefetched, pool_sizes=[args.validation_pool], oracle=False
+            )
             record["validation_recall@10"] = metrics[f"recall@10_rerank_top{args.validation_pool}"]
             if record["validation_recall@10"] >= best_score:
                 best_score = record["validation_recall@10"]
@@ -487,7 +449,9 @@ def run_evaluate(args: argparse.Namespace) -> dict:
             dataset.split_queries(split, "reranker evaluation"), fields, config.get("section_heading", False)
         )
         prefetched = load_prefetched(Path(args.prefetched), split)
-        metrics = evaluate(score, dataset, queries, prefetched, args.pool_sizes, not args.no_oracle)
+        metrics = rerank_pools(
+            score, dataset, queries, prefetched, pool_sizes=args.pool_sizes, oracle=not args.no_oracle
+        )
         metrics.update({"split": split, "device": str(device), "prefetched": str(args.prefetched)})
         metrics.update({k: v for k, v in config.items() if k != "nodes"})
         metrics["categorised_papers"] = sum(1 for v in lookup.indices.values() if v != UNKNOWN)
