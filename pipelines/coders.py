@@ -26,12 +26,13 @@ import datetime as dt
 import threading
 import typing
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import zstandard  # a dependency of apache-beam
 from apache_beam import coders
 
-from extractors.records import Context, DeadLetter, InputTally, Paper, ParsedDocument
+from extractors.records import BibEntry, Context, DeadLetter, InputTally, Paper, Paragraph, ParsedDocument
 
 # A field's value as the encoded tuple holds it: as it is (str, int, float, bool, None and tuples of those), a
 # date as its day number, a record as its tuple, a tuple of records as a tuple of their tuples.
@@ -212,3 +213,87 @@ DOCUMENTS = ZstdCoder(DocumentCoder())
 PAPERS = PaperCoder()
 CONTEXTS = ContextCoder()
 """What carries contexts through `pipelines.transforms.AssignSplits`'s join as bytes."""
+
+
+# ------------------------------------------------------------------------------------ sealed documents
+
+BODY_FIELDS = ("paragraphs", "bib_entries")
+"""The fields of a `ParsedDocument` that a `SealedDocument` keeps sealed: what only the matcher and the context
+cutter read, and nearly all of a document's bytes."""
+
+
+@dataclass(frozen=True)
+class SealedDocument:
+    """A parsed document on its way through the id joins (`CanonicalizeIds`, `MergeDatabase`): its `header` open
+    (the document with no paragraphs and no bib entries: what the joins read and change, its ids, title, source
+    and description), its body (the paragraphs and the bib entries) sealed as Zstandard-compressed bytes, which
+    the joins carry as they are. `seal` compresses a document once, after parsing; `unseal` opens it once, where
+    its references are resolved; in between, renaming it and describing it by its database record touch only
+    the header (decoding and encoding it whole at each join cost more than the joins themselves)."""
+
+    header: ParsedDocument
+    body: bytes
+
+    @property
+    def paper_id(self) -> str:
+        return self.header.paper_id
+
+    @property
+    def source(self) -> str:
+        return self.header.source
+
+
+def seal(document: ParsedDocument) -> SealedDocument:
+    """`document` as a `SealedDocument` (its body compressed at Zstandard level 1, as `DOCUMENTS` compresses)."""
+    to_paragraph, _ = tuple_codec(Paragraph)
+    to_entry, _ = tuple_codec(BibEntry)
+    body = (tuple(map(to_paragraph, document.paragraphs)), tuple(map(to_entry, document.bib_entries)))
+    fields = dict(document.__dict__)
+    fields.update(paragraphs=(), bib_entries=())
+    header = object.__new__(ParsedDocument)
+    object.__setattr__(header, "__dict__", fields)
+    return SealedDocument(header, _zstd(1).compress(_PRIMITIVES.encode(body)))
+
+
+def sealed(document: ParsedDocument | SealedDocument) -> SealedDocument:
+    """`document` sealed, unless it is already."""
+    return document if isinstance(document, SealedDocument) else seal(document)
+
+
+def unseal(sealed: SealedDocument | ParsedDocument) -> ParsedDocument:
+    """The whole document again: the header as it now is (renamed, described), with its paragraphs and bib
+    entries. A `ParsedDocument` is returned as it is (a step that takes either)."""
+    if isinstance(sealed, ParsedDocument):
+        return sealed
+    _, from_paragraph = tuple_codec(Paragraph)
+    _, from_entry = tuple_codec(BibEntry)
+    paragraphs, entries = _PRIMITIVES.decode(_zstd(0).decompress(sealed.body))
+    fields = dict(sealed.header.__dict__)
+    fields.update(paragraphs=tuple(map(from_paragraph, paragraphs)), bib_entries=tuple(map(from_entry, entries)))
+    document = object.__new__(ParsedDocument)
+    object.__setattr__(document, "__dict__", fields)
+    return document
+
+
+class SealedDocumentCoder(coders.Coder):
+    """A `SealedDocument` as (its header's tuple, the sealed body's bytes): the body is copied, never decoded."""
+
+    def encode(self, value: SealedDocument) -> bytes:
+        to_tuple, _ = tuple_codec(ParsedDocument)
+        return _PRIMITIVES.encode((to_tuple(value.header), value.body))
+
+    def decode(self, encoded: bytes) -> SealedDocument:
+        _, from_tuple = tuple_codec(ParsedDocument)
+        header, body = _PRIMITIVES.decode(encoded)
+        return SealedDocument(from_tuple(header), body)
+
+    def is_deterministic(self) -> bool:
+        return True
+
+    def to_type_hint(self) -> type:
+        return SealedDocument
+
+
+coders.registry.register_coder(SealedDocument, SealedDocumentCoder)
+SEALED = SealedDocumentCoder()
+"""What carries sealed documents through the id joins as bytes (a CoGroupByKey would pickle them)."""

@@ -2,7 +2,7 @@
 
 From the `citations/` rows (one per directed citing -> cited pair):
 
-- nodes and edges: `Count` of the distinct ids and of the rows; average degree 2 E / N; density E / (N (N - 1));
+- nodes and edges: counts of the distinct ids and of the rows; average degree 2 E / N; density E / (N (N - 1));
 - components of the graph taken as undirected: one `ComponentForest` (union-find over 64-bit node hashes) per
   bundle, merged; the last merge holds a parent per node, not the edges (`extractors.dataset.ComponentForest`);
 - the average local clustering coefficient, exact, from triangle counts: each undirected edge is oriented from
@@ -29,7 +29,7 @@ import apache_beam as beam
 
 from extractors.dataset import ComponentForest, add_exactly, graph_figures, local_clustering
 from pipelines.joins import MAX_GROUP, FanOutJoin
-from pipelines.tallies import SumPerBundleFn
+from pipelines.tallies import CombineFigures, SumPerBundleFn
 
 HUB_DEGREE = 1_000
 """Neighbours above which a node is ranked by its degree when edges are oriented (the module docstring)."""
@@ -122,8 +122,18 @@ class ComponentsFn(beam.CombineFn):
         return forest.components()
 
 
-def _figures(_, nodes: int, edges: int, clustering_sum: float, components: tuple[int, int]) -> dict:
-    return graph_figures(nodes, edges, clustering_sum, *components)
+FIGURES = {
+    "nodes": beam.combiners.CountCombineFn(),
+    "edges": beam.combiners.CountCombineFn(),
+    "components": ComponentsFn(),
+    "clustering": ExactSumFn(),
+}
+"""The four global figures, combined in one `CombineFigures`: distinct nodes and edges counted, the components of
+the undirected graph, the sum of the nodes' local clustering coefficients."""
+
+
+def _figures(combined: dict) -> dict:
+    return graph_figures(combined["nodes"], combined["edges"], combined["clustering"], *combined["components"])
 
 
 class GraphStatistics(beam.PTransform):
@@ -137,14 +147,7 @@ class GraphStatistics(beam.PTransform):
 
     def expand(self, citations):
         edges = citations | "Edges" >> beam.Map(lambda row: (row["citing_id"], row["cited_id"]))
-        nodes = (
-            edges
-            | "EdgeEnds" >> beam.FlatMap(lambda edge: edge)
-            | "DistinctNodes" >> beam.Distinct()
-            | "CountNodes" >> beam.combiners.Count.Globally()
-        )
-        edge_count = edges | "CountEdges" >> beam.combiners.Count.Globally()
-        components = edges | "Components" >> beam.CombineGlobally(ComponentsFn())
+        nodes = edges | "EdgeEnds" >> beam.FlatMap(lambda edge: edge) | "DistinctNodes" >> beam.Distinct()
         undirected = edges | "Undirected" >> beam.FlatMap(_undirected) | "DistinctUndirected" >> beam.Distinct()
         degrees = (
             undirected
@@ -164,18 +167,13 @@ class GraphStatistics(beam.PTransform):
             | "TriangleCorners" >> beam.FlatMap(_triangle_corners)
             | "Triangles" >> beam.CombinePerKey(sum)
         )
-        clustering_sum = (
+        clustering = (
             {"triangles": triangles, "degree": degrees}
             | "JoinDegrees" >> beam.CoGroupByKey()
             | "NodeClustering" >> beam.FlatMap(_node_clustering)
-            | "SumClustering" >> beam.CombineGlobally(ExactSumFn())
         )
-        singleton = beam.pvalue.AsSingleton
         return (
-            citations.pipeline
-            | "Graph" >> beam.Create([None])
-            | "GraphFigures"
-            >> beam.Map(
-                _figures, singleton(nodes), singleton(edge_count), singleton(clustering_sum), singleton(components)
-            )
+            {"nodes": nodes, "edges": edges, "components": edges, "clustering": clustering}
+            | "Figures" >> CombineFigures(FIGURES)
+            | "GraphFigures" >> beam.Map(_figures)
         )

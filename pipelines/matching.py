@@ -51,6 +51,7 @@ from mapping.matcher import (
     usable_title,
 )
 from mapping.raw_strings import RawCandidateTitle, checked_raw, first_author_surname, resolve_raw_candidates
+from pipelines.coders import SEALED, SealedDocument, sealed, unseal
 from pipelines.joins import MAX_GROUP, FanOutJoin
 from pipelines.tallies import TALLY, ConfiguredFn, ConfiguredTransform, Tallies, TallyingFn
 from pipelines.transforms import count_resolutions
@@ -488,8 +489,8 @@ class MatchReferences(ConfiguredTransform):
         return {"resolutions": resolutions, TALLY: tally}
 
 
-def _references(document: ParsedDocument) -> Iterator[tuple[str, BibEntry]]:
-    for position, entry in enumerate(document.bib_entries):
+def _references(document: ParsedDocument | SealedDocument) -> Iterator[tuple[str, BibEntry]]:
+    for position, entry in enumerate(unseal(document).bib_entries):
         yield f"{document.paper_id}\x1f{position}", entry
 
 
@@ -500,7 +501,8 @@ class _AssembleFn(TallyingFn):
         _, grouped = element
         tally = self.tallies()
         resolutions = dict(grouped["resolutions"])
-        for document in grouped["documents"]:
+        for encoded in grouped["documents"]:
+            document = unseal(SEALED.decode(encoded))
             ordered = tuple(resolutions[f"{document.paper_id}\x1f{i}"] for i in range(len(document.bib_entries)))
             count_resolutions(ordered, tally)
             yield ResolvedDocument(document=document, resolutions=ordered)
@@ -508,7 +510,8 @@ class _AssembleFn(TallyingFn):
 
 
 class ResolveReferencesByJoin(ConfiguredTransform):
-    """`{"documents", "database"}` to `{"documents": ResolvedDocument, "tally"}`, with no side input."""
+    """`{"documents", "database"}` to `{"documents": ResolvedDocument, "tally"}`, with no side input. Documents
+    (sealed or not) meet their resolutions as `pipelines.coders.SEALED` bytes and are opened once there."""
 
     config: MatchConfig
 
@@ -522,7 +525,8 @@ class ResolveReferencesByJoin(ConfiguredTransform):
         matched = {PAPERS: inputs["database"], REFS: refs} | "Match" >> MatchReferences(self.config, self.max_group)
         assembled = (
             {
-                "documents": documents | "DocumentsByPaperId" >> beam.Map(lambda d: (d.paper_id, d)),
+                "documents": documents
+                | "DocumentsByPaperId" >> beam.Map(lambda d: (d.paper_id, SEALED.encode(sealed(d)))),
                 "resolutions": matched["resolutions"]
                 | "ByDocument" >> beam.Map(lambda kr: (kr[0].split("\x1f", 1)[0], (kr[0], kr[1]))),
             }

@@ -1,5 +1,5 @@
-"""What every pipeline does at its edges: strict flags, input and output checks before any work, Parquet
-writing, and the commit that turns a finished run's staging directory into the dataset.
+"""What every pipeline does at its edges: strict flags, input and output checks before any work, and the commit
+that turns a finished run's staging directory into the dataset (the tables are written by `pipelines.parquet`).
 
 A run never mixes with another:
 - `--output` holding files is refused (exit 2) unless `--overwrite`, which empties it first;
@@ -23,7 +23,6 @@ from pathlib import Path
 from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.io.localfilesystem import LocalFileSystem
-from apache_beam.io.parquetio import WriteToParquet
 from apache_beam.options.pipeline_options import PipelineOptions, _BeamArgumentParser
 
 STAGING = "_staging"
@@ -118,18 +117,6 @@ def prepare_output(output: str, overwrite: bool) -> str:
     except Exception as err:  # noqa: BLE001 - any filesystem's refusal ends the same way
         fail(f"cannot write to --output {output!r}: {type(err).__name__}: {err}")
     return staging
-
-
-def write_parquet(pcoll, prefix: str, schema, label: str, num_shards: int):
-    """`pcoll` (dicts with every schema key) as zstd Parquet shards `prefix-SSSSS-of-NNNNN.parquet`."""
-    return pcoll | label >> WriteToParquet(
-        file_path_prefix=prefix,
-        schema=schema,
-        codec="zstd",
-        file_name_suffix=".parquet",
-        num_shards=num_shards,
-        shard_name_template="-SSSSS-of-NNNNN",
-    )
 
 
 def read_stats(output: str) -> dict:

@@ -55,9 +55,9 @@ from pipelines.outputs import (
     parse_strict,
     prepare_output,
     read_stats,
-    write_parquet,
 )
-from pipelines.tallies import DEAD, INPUTS, TALLY
+from pipelines.parquet import ParquetTable, WriteParquetTables
+from pipelines.tallies import DEAD, INPUTS, TALLY, SumDictFn
 
 LOG = logging.getLogger(__name__)
 
@@ -91,9 +91,29 @@ class Table:
         """The CamelCase name of the table's steps (`dead_letter` -> `DeadLetter`)."""
         return "".join(part.title() for part in self.name.split("_"))
 
-    def rows(self, records, label: str):
-        """`records` as rows, the step labelled `{label}Rows`."""
-        return records if self.row is None else records | f"{label}Rows" >> beam.Map(self.row)
+    @property
+    def prefixes(self) -> tuple[str, ...]:
+        """The table's Parquet prefixes: `NAME/SPLIT` for each split, or `NAME/NAME`."""
+        if self.split is None:
+            return (f"{self.name}/{self.name}",)
+        return tuple(f"{self.name}/{split}" for split in SPLITS)
+
+    def tagged(self, record) -> tuple[str, dict[str, object]]:
+        """`(prefix, row)`: the record's row and the Parquet prefix it is written under."""
+        row = record if self.row is None else self.row(record)
+        return (f"{self.name}/{self.name}" if self.split is None else f"{self.name}/{self.split(record)}"), row
+
+
+TABLES_TEMP = "beam-temp-tables"
+"""Where (under the staging directory) the tables' temporary files are written before they are named."""
+
+
+def _tagged_row(record, prefix: str, row: Callable[[Any], dict[str, object]]) -> tuple[str, dict[str, object]]:
+    return prefix, row(record)
+
+
+def _prefix_index(element: tuple[str, object], _: int, index: Mapping[str, int]) -> int:
+    return index[element[0]]
 
 
 def _write_files(_, output: str, finish: Callable[..., Mapping[str, bytes]], **values) -> str:
@@ -131,19 +151,22 @@ class WriteDataset(beam.PTransform):
         self.exports = exports
 
     def expand(self, inputs):
-        rows = {}
-        for table in self.tables:
-            rows.update(self._write_table(table, inputs[table.name]))
+        tables = [inputs[table.name] | f"{table.label}Rows" >> beam.Map(table.tagged) for table in self.tables]
+        sink = [ParquetTable(p, table.schema, self.num_shards) for table in self.tables for p in table.prefixes]
         if self.exports.requests:
-            _ = rows | "Exports" >> WriteExports(
+            _ = self._by_prefix(tables) | "Exports" >> WriteExports(
                 self.exports.requests, self.output, export_temp(self.output), self.exports.include_unresolved
             )
-        dead = inputs[DEAD] | "DeadRows" >> beam.Map(dead_letter_row)
-        self._write(dead, "dead_letter/dead_letter", DEAD_LETTER_SCHEMA, "DeadLetters", num_shards=1)
+        tables.append(inputs[DEAD] | "DeadRows" >> beam.Map(_tagged_row, DEAD_LETTERS, dead_letter_row))
+        sink.append(ParquetTable(DEAD_LETTERS, DEAD_LETTER_SCHEMA, num_shards=1))
         if INPUTS in inputs:
-            accounts = inputs[INPUTS] | "AccountInputs" >> AccountInputs() | "InputRows" >> beam.Map(input_row)
-            self._write(accounts, "inputs/inputs", INPUTS_SCHEMA, "Inputs", num_shards=1)
-        tallies = inputs[TALLY] | "SumTallies" >> beam.CombinePerKey(sum) | "TallyDict" >> beam.combiners.ToDict()
+            accounts = inputs[INPUTS] | "AccountInputs" >> AccountInputs()
+            tables.append(accounts | "InputRows" >> beam.Map(_tagged_row, INPUT_ROWS, input_row))
+            sink.append(ParquetTable(INPUT_ROWS, INPUTS_SCHEMA, num_shards=1))
+        temp = FileSystems.join(self.output, TABLES_TEMP)
+        sinks = WriteParquetTables(self.output, sink, temp)
+        _ = {str(i): rows for i, rows in enumerate(tables)} | "WriteTables" >> sinks
+        tallies = inputs[TALLY] | "SumTallies" >> beam.CombineGlobally(SumDictFn())
         written = {table.name for table in self.tables} | {DEAD, TALLY, INPUTS}
         figures = {name: pcoll for name, pcoll in inputs.items() if name not in written}
         values = {name: beam.pvalue.AsSingleton(pcoll) for name, pcoll in {**figures, "tallies": tallies}.items()}
@@ -153,26 +176,23 @@ class WriteDataset(beam.PTransform):
             | "WriteStats" >> beam.Map(_write_files, output=self.output, finish=self.finish, **values)
         )
 
-    def _write_table(self, table: Table, records) -> dict:
-        """Writes the table; returns its rows by Parquet prefix (`papers/papers`, `contexts/train`, ...)."""
-        if table.split is None:
-            rows = table.rows(records, table.label)
-            self._write(rows, f"{table.name}/{table.name}", table.schema, table.label)
-            return {f"{table.name}/{table.name}": rows}
-        split_of = table.split
-        parts = records | f"Partition{table.label}" >> beam.Partition(
-            lambda record, _: SPLITS.index(split_of(record)), len(SPLITS)
-        )
-        written = {}
-        for split, part in zip(SPLITS, parts, strict=True):
-            label = f"{table.label}{split.title()}"
-            written[f"{table.name}/{split}"] = rows = table.rows(part, label)
-            self._write(rows, f"{table.name}/{split}", table.schema, label)
-        return written
+    def _by_prefix(self, tables: list) -> dict:
+        """The tables' rows by Parquet prefix (what the exports read), every prefix present, empty or not."""
+        by_prefix = {}
+        for table, rows in zip(self.tables, tables, strict=True):
+            prefixes = table.prefixes
+            parts = [rows]
+            if len(prefixes) > 1:
+                index = {prefix: i for i, prefix in enumerate(prefixes)}
+                parts = rows | f"{table.label}ByPrefix" >> beam.Partition(_prefix_index, len(prefixes), index)
+            for prefix, part in zip(prefixes, parts, strict=True):
+                label = "".join(w.title() for w in prefix.replace("/", "_").split("_"))
+                by_prefix[prefix] = part | f"Only{label}" >> beam.Values()
+        return by_prefix
 
-    def _write(self, rows, prefix: str, schema: pa.Schema, label: str, num_shards: int | None = None) -> None:
-        shards = self.num_shards if num_shards is None else num_shards
-        write_parquet(rows, FileSystems.join(self.output, prefix), schema, f"Write{label}", shards)
+
+DEAD_LETTERS = "dead_letter/dead_letter"
+INPUT_ROWS = "inputs/inputs"
 
 
 # ------------------------------------------------------------------------------------------------ a run

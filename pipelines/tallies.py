@@ -119,3 +119,118 @@ def dead_letter_output(letter: DeadLetter, tally: Tallies, documents: bool) -> T
     if documents:
         tally("documents_dead_lettered")
     return TaggedOutput(DEAD, letter)
+
+
+# ------------------------------------------------------------------------------------------- figures
+
+
+class PartialCombineFn(beam.DoFn):
+    """`combine_fn` over one bundle's elements: its accumulator, tagged `name`, when the bundle finishes (what
+    Beam's combiner lifting does before a shuffle, done here so that several combines can share one merge)."""
+
+    def __init__(self, name: str, combine_fn: beam.CombineFn) -> None:
+        self.name = name
+        self.combine_fn = combine_fn
+        self._accumulator = None
+
+    def start_bundle(self) -> None:
+        self._accumulator = None
+
+    def process(self, element) -> None:
+        fn = self.combine_fn
+        if self._accumulator is None:
+            self._accumulator = fn.create_accumulator()
+        self._accumulator = fn.add_input(self._accumulator, element)
+
+    def finish_bundle(self) -> Iterator[WindowedValue]:
+        accumulator, self._accumulator = self._accumulator, None
+        if accumulator is not None:
+            accumulator = self.combine_fn.compact(accumulator)
+            yield WindowedValue((self.name, accumulator), MIN_TIMESTAMP, (GlobalWindow(),))
+
+
+class MergeNamedFn(beam.CombineFn):
+    """Partial accumulators `(name, accumulator)` of several combines (`fns`, by name), merged name by name into
+    `{name: output}`; a name that got no input has its combine's output of nothing (a count of 0, an empty dict)."""
+
+    def __init__(self, fns: dict[str, beam.CombineFn]) -> None:
+        self.fns = dict(fns)
+
+    def create_accumulator(self) -> dict:
+        return {}
+
+    def add_input(self, merged: dict, partial: tuple[str, object]) -> dict:
+        name, accumulator = partial
+        if name in merged:
+            merged[name] = self.fns[name].merge_accumulators([merged[name], accumulator])
+        else:
+            merged[name] = accumulator
+        return merged
+
+    def merge_accumulators(self, accumulators: Iterable[dict]) -> dict:
+        merged: dict = {}
+        for accumulator in accumulators:
+            for partial in accumulator.items():
+                merged = self.add_input(merged, partial)
+        return merged
+
+    def extract_output(self, merged: dict) -> dict:
+        return {
+            name: fn.extract_output(merged[name] if name in merged else fn.create_accumulator())
+            for name, fn in self.fns.items()
+        }
+
+
+class CombineFigures(beam.PTransform):
+    """Several global combines as one: `{name: PCollection}` in, each combined by `fns[name]`, one `{name: output}`
+    out. Each input is combined within its bundles where it is made (`PartialCombineFn`, fused into the step before
+    it); the partials meet in one merge. A global combine of its own costs a run two stages and nine transforms
+    (`CombineGlobally` with its default value), which on a small corpus cost more than the figures."""
+
+    def __init__(self, fns: dict[str, beam.CombineFn]) -> None:
+        super().__init__()
+        self.fns = dict(fns)
+
+    def expand(self, inputs):
+        if set(inputs) - set(self.fns):
+            raise ValueError(f"no combine for {sorted(set(inputs) - set(self.fns))}")
+        partials = [
+            pcoll | f"Partial{_camel(name)}" >> beam.ParDo(PartialCombineFn(name, self.fns[name]))
+            for name, pcoll in sorted(inputs.items())
+        ]
+        merge = beam.CombineGlobally(MergeNamedFn(self.fns))
+        return partials | "AllPartials" >> beam.Flatten() | "MergePartials" >> merge
+
+
+def _camel(name: str) -> str:
+    return "".join(part.title() for part in name.split("_"))
+
+
+class SumDictFn(beam.CombineFn):
+    """`(key, n)` pairs summed per key into one dict (a few hundred keys: figures, tallies)."""
+
+    def create_accumulator(self) -> dict:
+        return {}
+
+    def add_input(self, sums: dict, pair: tuple[object, int]) -> dict:
+        key, n = pair
+        sums[key] = sums.get(key, 0) + n
+        return sums
+
+    def merge_accumulators(self, accumulators: Iterable[dict]) -> dict:
+        merged: dict = {}
+        for sums in accumulators:
+            for key, n in sums.items():
+                merged[key] = merged.get(key, 0) + n
+        return merged
+
+    def extract_output(self, sums: dict) -> dict:
+        return sums
+
+
+class CountPerElementFn(SumDictFn):
+    """Elements counted per distinct value into one dict (papers per year)."""
+
+    def add_input(self, sums: dict, element: object) -> dict:
+        sums[element] = sums.get(element, 0) + 1
+        return sums

@@ -41,7 +41,7 @@ from extractors.records import (
 from extractors.schemas import citation_row
 from mapping.matcher import InMemoryMatcher, MatchConfig
 from mapping.taxonomy import taxonomy_fields, unmapped_categories
-from pipelines.coders import CONTEXTS, DOCUMENTS, PAPERS, TALLY_TYPE
+from pipelines.coders import CONTEXTS, PAPERS, SEALED, TALLY_TYPE, SealedDocument, seal, unseal
 from pipelines.graph import GraphStatistics
 from pipelines.inputs import ReadConfig, ReadRecords, file_of
 from pipelines.joins import MAX_GROUP, FanOutJoin
@@ -50,8 +50,11 @@ from pipelines.tallies import (
     INPUTS,
     NAMESPACE,
     TALLY,
+    CombineFigures,
     ConfiguredFn,
     ConfiguredTransform,
+    CountPerElementFn,
+    SumDictFn,
     SumPerBundleFn,
     Tallies,
     TallyingFn,
@@ -175,10 +178,10 @@ class _RenameDocumentFn(TallyingFn):
         tally = self.tallies()
         candidates = sorted(grouped["ids"])
         for encoded in grouped["documents"]:
-            document = DOCUMENTS.decode(encoded)
+            document = SEALED.decode(encoded)
             if candidates and candidates[0][1] != document.paper_id:
                 tally("documents_renamed_to_database_id")
-                document = document.with_id(candidates[0][1])
+                document = SealedDocument(document.header.with_id(candidates[0][1]), document.body)
             yield document
         yield from tally.emit()
 
@@ -188,8 +191,9 @@ class CanonicalizeIds(beam.PTransform):
 
     A 2020-layout S2ORC document knows only its S2ORC `paper_id`; the S2ORC metadata knows that the same
     paper has an arXiv id, which is the paper's id. Documents and papers are joined on every identifier
-    key (`arxiv:`, `doi:`, `s2:`); the strongest key that finds a paper decides. Documents meet their ids
-    as `pipelines.coders.DOCUMENTS` bytes, not pickled.
+    key (`arxiv:`, `doi:`, `s2:`); the strongest key that finds a paper decides. Documents are sealed here
+    (`pipelines.coders.SealedDocument`: the body compressed once, the header open) and meet their ids as `SEALED`
+    bytes, not pickled; the output is sealed documents, renamed without opening their bodies.
     """
 
     def expand(self, inputs):
@@ -202,11 +206,11 @@ class CanonicalizeIds(beam.PTransform):
             | "ChooseCanonicalId" >> beam.ParDo(_ChooseCanonicalIdFn())
         )
         renamed = (
-            {"documents": documents | "BySource" >> beam.Map(lambda d: (d.source, DOCUMENTS.encode(d))), "ids": ids}
+            {"documents": documents | "BySource" >> beam.Map(lambda d: (d.source, SEALED.encode(seal(d)))), "ids": ids}
             | "JoinIdsToDocuments" >> beam.CoGroupByKey()
             | "Rename"
             >> beam.ParDo(_RenameDocumentFn())
-            .with_output_types(ParsedDocument, **{TALLY: TALLY_TYPE})
+            .with_output_types(SealedDocument, **{TALLY: TALLY_TYPE})
             .with_outputs(TALLY, main="documents")
         )
         return {"documents": renamed.documents, TALLY: renamed[TALLY]}
@@ -253,12 +257,14 @@ class _MergeByIdFn(TallyingFn):
     def process(self, element) -> Iterator:
         paper_id, grouped = element
         tally = self.tallies()
-        documents: list[ParsedDocument] = sorted(
-            map(DOCUMENTS.decode, grouped["documents"]), key=lambda d: keep_order(d, paper_id)
+        sealed: list[SealedDocument] = sorted(
+            map(SEALED.decode, grouped["documents"]), key=lambda d: keep_order(d.header, paper_id)
         )
+        documents = [d.header for d in sealed]  # what the merge reads: never the paragraphs or the bib entries
         papers: list[Paper] = list(map(PAPERS.decode, grouped["papers"]))
         if documents and not any(p.title for p in papers):
-            documents.sort(key=lambda d: not d.title)  # a copy with a title is kept before one without
+            order = sorted(range(len(documents)), key=lambda i: not documents[i].title)  # titled copies first
+            sealed, documents = [sealed[i] for i in order], [documents[i] for i in order]
         if len(papers) > 1:
             tally("metadata_records_merged", len(papers) - 1)
         titled = bool(documents) and (
@@ -306,29 +312,31 @@ class _MergeByIdFn(TallyingFn):
                         INPUTS, InputTally(duplicate.source, "", 1, 0, 1, (kept.source,), reason="duplicate_id")
                     )
             if titled:
-                yield kept.with_metadata(merged)
+                yield SealedDocument(kept.with_metadata(merged), sealed[0].body)
         yield from tally.emit()
 
 
 class MergeDatabase(beam.PTransform):
     """Join documents with the metadata by paper id: the database (metadata plus what documents say of
     themselves, metadata first), the documents with their metadata, and duplicate documents as dead
-    letters. Outputs `database`, `documents`, `dead`, `tally`. Documents and papers cross the join as
-    `pipelines.coders` bytes, not pickled, and the outputs are typed, so that where a runner keeps them between
-    stages (the documents wait there for the matcher built from the database) it uses those coders too."""
+    letters. Outputs `database`, `documents` (still sealed: `pipelines.coders.SealedDocument`), `dead`, `tally`.
+    Documents (sealed, from `CanonicalizeIds`) and papers cross the join as `pipelines.coders` bytes, not pickled;
+    the merge reads and changes only the documents' headers; the outputs are typed, so that where a runner keeps
+    them between stages (the documents wait there for the matcher built from the database) it uses those coders
+    too, and copies the sealed bodies as they are."""
 
     def expand(self, inputs):
         merged = (
             {
                 "documents": inputs["documents"]
-                | "DocumentsById" >> beam.Map(lambda d: (d.paper_id, DOCUMENTS.encode(d))),
+                | "DocumentsById" >> beam.Map(lambda d: (d.paper_id, SEALED.encode(d))),
                 "papers": inputs["papers"] | "PapersById" >> beam.Map(lambda p: (p.paper_id, PAPERS.encode(p))),
             }
             | "JoinById" >> beam.CoGroupByKey()
             | "Merge"
             >> beam.ParDo(_MergeByIdFn())
             .with_output_types(
-                ParsedDocument, database=Paper, **{TALLY: TALLY_TYPE, DEAD: DeadLetter, INPUTS: InputTally}
+                SealedDocument, database=Paper, **{TALLY: TALLY_TYPE, DEAD: DeadLetter, INPUTS: InputTally}
             )
             .with_outputs("database", TALLY, DEAD, INPUTS, main="documents")
         )
@@ -342,10 +350,12 @@ class MergeDatabase(beam.PTransform):
 
 
 class ResolveReferencesFn(TallyingFn):
-    """Each bib entry of a document to a database paper, through the matcher (a side input)."""
+    """Each bib entry of a document (opened here if sealed) to a database paper, through the matcher (a side
+    input)."""
 
-    def process(self, document: ParsedDocument, matcher: InMemoryMatcher) -> Iterator:
+    def process(self, document: ParsedDocument | SealedDocument, matcher: InMemoryMatcher) -> Iterator:
         tally = self.tallies()
+        document = unseal(document)
         resolutions = tuple(matcher.resolve_many(document.bib_entries, tally))
         count_resolutions(resolutions, tally)
         yield ResolvedDocument(document=document, resolutions=resolutions)
@@ -566,17 +576,15 @@ class CountFigures(beam.PTransform):
             | "DistinctCiting" >> beam.Distinct()
             | "CitingTally" >> beam.Map(lambda sc: (f"citing_papers:{sc[0]}", 1))
         )
-        years = (
-            papers
-            | "PaperYears" >> beam.Map(lambda p: str(p.year) if p.year else "unknown")
-            | "CountYears" >> beam.combiners.Count.PerElement()
-            | "YearDict" >> beam.combiners.ToDict()
-        )
+        figures = {
+            "years": papers | "PaperYears" >> beam.Map(lambda p: str(p.year) if p.year else "unknown"),
+            **plot_key_parts(contexts, citations, papers),
+        } | "Figures" >> CombineFigures({"years": CountPerElementFn(), **PLOT_PARTS})
         return {
             TALLY: citing_per_split,
-            "years": years,
+            "years": figures | "Years" >> beam.Map(itemgetter("years")),
             "graph": citations | "GraphStatistics" >> GraphStatistics(),
-            "plot_sums": plot_sums(contexts, citations, papers),
+            "plot_sums": figures | "PlotSums" >> beam.Map(summed_plot_keys),
         }
 
 
@@ -584,9 +592,17 @@ def _one_for_cited(context: Context) -> tuple[tuple[str, int]]:
     return ((context.cited_id, 1),)
 
 
-def plot_sums(contexts, citations, papers):
-    """The numbers behind the plots and Table 1 as one list of (small key, sum): a few hundred keys (years,
-    length buckets, citation counts, categories), summed across workers; no worker holds the contexts."""
+PLOT_PARTS = {
+    name: SumDictFn()
+    for name in ("context_keys", "contexts_per_cited", "citing_papers_per_cited", "categories", "pool")
+}
+"""The sources of the plots' `(key, n)` pairs, each summed into a dict by `CombineFigures`."""
+
+
+def plot_key_parts(contexts, citations, papers) -> dict:
+    """The `(small key, n)` pairs behind the plots and Table 1, by source (`PLOT_PARTS`): a few hundred keys (years,
+    length buckets, citation counts, categories); contexts and citations are counted per cited paper first (a
+    per-key sum across workers), so no worker holds the contexts."""
     per_cited = (
         ("contexts", "Contexts", contexts | "CitedByContext" >> beam.ParDo(SumPerBundleFn(_one_for_cited))),
         (
@@ -595,12 +611,12 @@ def plot_sums(contexts, citations, papers):
             citations | "CitedByPaper" >> beam.ParDo(SumPerBundleFn(lambda row: ((row["cited_id"], 1),))),
         ),
     )
-    counts = [
-        ids
+    counts = {
+        f"{kind}_per_cited": ids
         | f"{label}PerCited" >> beam.CombinePerKey(sum)
         | f"{label}PerCitedKey" >> beam.MapTuple(lambda _, n, kind=kind: cited_count_key(kind, n))
         for kind, label, ids in per_cited
-    ]
+    }
     categories = (
         contexts
         | "CitingCategory" >> beam.ParDo(SumPerBundleFn(lambda c: (((c.citing_id, c.citing_primary_category), 1),)))
@@ -608,14 +624,27 @@ def plot_sums(contexts, citations, papers):
         | "DistinctCitingCategory" >> beam.Distinct()
         | "CategoryKey" >> beam.MapTuple(lambda _, category: citing_category_key(category))
     )
+    return {
+        "context_keys": contexts | "ContextPlotKeys" >> beam.ParDo(SumPerBundleFn(context_plot_keys)),
+        **counts,
+        "categories": categories,
+        "pool": papers | "PoolKeys" >> beam.Map(pool_key),
+    }
+
+
+def summed_plot_keys(figures: dict) -> list[tuple[object, int]]:
+    """The parts' sums added up: one `(key, sum)` per key (what `extractors.dataset.plot_numbers` reads)."""
+    sums: dict = {}
+    for name in PLOT_PARTS:
+        for key, n in figures[name].items():
+            sums[key] = sums.get(key, 0) + n
+    return list(sums.items())
+
+
+def plot_sums(contexts, citations, papers):
+    """The numbers behind the plots and Table 1 as one list of (small key, sum), in one PCollection."""
     return (
-        (
-            contexts | "ContextPlotKeys" >> beam.ParDo(SumPerBundleFn(context_plot_keys)),
-            *counts,
-            categories,
-            papers | "PoolKeys" >> beam.Map(pool_key),
-        )
-        | "AllPlotKeys" >> beam.Flatten()
-        | "SumPlotKeys" >> beam.CombinePerKey(sum)
-        | "PlotSums" >> beam.combiners.ToList()
+        plot_key_parts(contexts, citations, papers)
+        | "PlotFigures" >> CombineFigures(PLOT_PARTS)
+        | "PlotSums" >> beam.Map(summed_plot_keys)
     )

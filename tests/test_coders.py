@@ -29,12 +29,16 @@ from extractors.records import (
 from mapping.taxonomy import taxonomy_fields
 from pipelines.coders import (
     DOCUMENTS,
+    SEALED,
     ContextCoder,
     DeadLetterCoder,
     DocumentCoder,
     InputTallyCoder,
     PaperCoder,
+    SealedDocument,
     field_plan,
+    seal,
+    unseal,
 )
 
 CODERS = {
@@ -153,15 +157,40 @@ def test_any_document_comes_back_equal(document):
     assert DOCUMENTS.encode(DOCUMENTS.decode(encoded)) == encoded
 
 
+@settings(max_examples=200, deadline=None)
+@given(documents, st.text(max_size=12))
+def test_a_sealed_document_opens_to_the_same_document_with_the_header_as_changed(document, new_id):
+    sealed = seal(document)
+    assert sealed.header.paragraphs == () and sealed.header.bib_entries == ()
+    assert sealed.paper_id == document.paper_id and sealed.source == document.source
+    assert unseal(sealed) == document
+    assert unseal(SEALED.decode(SEALED.encode(sealed))) == document
+    assert SEALED.encode(SEALED.decode(SEALED.encode(sealed))) == SEALED.encode(sealed)
+    renamed = SealedDocument(sealed.header.with_id(new_id), sealed.body)
+    assert unseal(renamed) == dataclasses.replace(document, paper_id=new_id)
+    assert unseal(document) is document
+
+
+def test_sealed_real_documents_are_smaller_than_documents_pickled(shared):
+    documents = real_documents(shared)
+    for document in documents:
+        assert unseal(SEALED.decode(SEALED.encode(seal(document)))) == document
+    pickled = sum(len(pickle.dumps(d)) for d in documents)
+    assert sum(len(SEALED.encode(seal(d))) for d in documents) < pickled / 2
+
+
 @pytest.mark.beam
 def test_documents_cross_canonicalize_and_merge_without_being_pickled(monkeypatch):
-    """A document that Beam pickled would raise here: the joins carry `DOCUMENTS` bytes, and MergeDatabase's typed
-    output is encoded by `DocumentCoder` wherever the runner keeps it."""
+    """A document that Beam pickled would raise here: the joins carry `SEALED` bytes, and MergeDatabase's typed
+    output (sealed documents) is encoded by `SealedDocumentCoder` wherever the runner keeps it."""
     from pipelines.transforms import CanonicalizeIds, MergeDatabase
     from tests.support.documents import document, paragraph
 
     def refuse(self, protocol):
         raise AssertionError("a ParsedDocument was pickled")
+
+    def opened_text(sealed: SealedDocument) -> str:
+        return unseal(sealed).paragraphs[0].text
 
     monkeypatch.setattr(ParsedDocument, "__reduce_ex__", refuse)
     papers = [Paper("1901.00001", "Real Title", arxiv_id="1901.00001", s2_paper_id="55", date=dt.date(2019, 1, 2))]
@@ -174,5 +203,5 @@ def test_documents_cross_canonicalize_and_merge_without_being_pickled(monkeypatc
         meta = p | "Papers" >> beam.Create(papers)
         canon = {"documents": p | "Docs" >> beam.Create(docs), "papers": meta} | CanonicalizeIds()
         merged = {"documents": canon["documents"], "papers": meta} | MergeDatabase()
-        kept = merged["documents"] | beam.Reshuffle() | beam.Map(lambda d: (d.paper_id, d.source, d.paragraphs[0].text))
+        kept = merged["documents"] | beam.Reshuffle() | beam.Map(lambda d: (d.paper_id, d.source, opened_text(d)))
         assert_that(kept, equal_to([("1901.00001", "a.json", text)]))

@@ -14,6 +14,7 @@ from extractors.contexts import ContextConfig
 from extractors.dataset import SplitConfig
 from extractors.records import BibEntry, Paper
 from mapping.matcher import MatchConfig
+from pipelines.coders import unseal
 from pipelines.tallies import TallyingFn
 from pipelines.transforms import (
     DEAD,
@@ -86,7 +87,7 @@ def test_canonicalize_and_merge_rename_by_shared_ids_and_dead_letter_duplicates(
         canon = {"documents": p | "Docs" >> beam.Create(docs), "papers": meta} | CanonicalizeIds()
         merged = {"documents": canon["documents"], "papers": meta} | MergeDatabase()
         assert_that(
-            merged["documents"] | beam.Map(lambda d: (d.paper_id, d.source, d.title, d.year)),
+            merged["documents"] | beam.Map(unseal) | beam.Map(lambda d: (d.paper_id, d.source, d.title, d.year)),
             equal_to([("1901.00001", "a.json", "Real Title", 2019), ("99", "c.json", None, None)]),
             label="Kept",
         )
