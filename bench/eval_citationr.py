@@ -221,6 +221,14 @@ def main(argv: list[str] | None = None) -> None:
         "rules' cues (the experiment of issue 19; see the comment above train_request_classifier)",
     )
     parser.add_argument(
+        "--spot_titles",
+        "--spot-titles",
+        dest="spot_titles",
+        action="store_true",
+        help="resolution with the database's titles spotted in the reviews' text (mentions/spotting.py), as a run "
+        "with --spot_database_titles; the title rows never use a database",
+    )
+    parser.add_argument(
         "--show-errors",
         "--show_errors",
         dest="show_errors",
@@ -234,7 +242,13 @@ def main(argv: list[str] | None = None) -> None:
     if not (args.shared / REVIEW_LABELS).is_file():
         raise SystemExit(f"error: the hand labels are not under {args.shared / BIAS}")
     extract = learned_extract(train_request_classifier(args.shared)) if args.learned else None
-    result = evaluate(args.shared, args.show_errors, sources=args.source, **({"extract": extract} if extract else {}))
+    result = evaluate(
+        args.shared,
+        args.show_errors,
+        sources=args.source,
+        spot_titles=args.spot_titles,
+        **({"extract": extract} if extract else {}),
+    )
     if args.json:
         keep = {source: _keep(groups, args.split) for source, groups in result.items()}
         print(json.dumps(keep, indent=2))

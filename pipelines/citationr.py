@@ -59,6 +59,7 @@ from extractors.reviews.forms import (
     split_for_submission,
 )
 from extractors.reviews.mentions import RECOMMENDED, Bibliography, MentionConfig, extract_review_mentions, mention_key
+from extractors.reviews.mentions.spotting import DatabaseTitleSpotter
 from extractors.reviews.records import Candidate, MentionRecord, Review, Submission
 from extractors.schemas import (
     CANDIDATES_SCHEMA,
@@ -272,9 +273,10 @@ class MineMentionsFn(ConfiguredFn):
 
     config: MentionConfig
 
-    def process(self, element) -> Iterator:
+    def process(self, element, matcher: InMemoryMatcher | None = None) -> Iterator:
         submission_id, grouped = element
         tally = self.tallies(NAMESPACE)
+        spotter = self._spotter(matcher)
         bibliographies = list(grouped["bibliographies"])
         bibliography = fullest(bibliographies) if bibliographies else Bibliography()
         reviews = sorted(grouped["reviews"], key=lambda r: r.review_id)
@@ -282,7 +284,7 @@ class MineMentionsFn(ConfiguredFn):
             tally("submissions_reviewed")
             tally("submissions_cited_known" if bibliography.known else "submissions_cited_undecided")
         for review in reviews:
-            found = extract_review_mentions(review.text, review.sections, bibliography, self.config, tally)
+            found = extract_review_mentions(review.text, review.sections, bibliography, self.config, tally, spotter)
             if not bibliography.known:
                 tally("recommended_cited_undecided", sum(m.kind == RECOMMENDED for m in found))
             records = [
@@ -300,21 +302,38 @@ class MineMentionsFn(ConfiguredFn):
             yield from records
         yield from tally.emit()
 
+    def _spotter(self, matcher: InMemoryMatcher | None) -> DatabaseTitleSpotter | None:
+        """One spotter per database side input (built once per worker)."""
+        if matcher is None:
+            return None
+        if getattr(self, "_spotter_of", (None, None))[0] is not matcher:
+            self._spotter_of = (matcher, DatabaseTitleSpotter(matcher))
+        return self._spotter_of[1]
+
 
 class MineMentions(ConfiguredTransform):
     """`reviews` (with their submission's `bibliographies`) into `mentions` (`MentionRecord`), `reviews`
-    (`ReviewSummary`) and `tally`."""
+    (`ReviewSummary`) and `tally`. With `spot_titles` (a `MatchConfig`) and `papers`, the database's titles are
+    also spotted in the reviews' text (`extractors.reviews.mentions.spotting`; the database in one
+    `InMemoryMatcher` side input)."""
 
     config: MentionConfig
 
+    def __init__(self, config: MentionConfig, spot_titles: MatchConfig | None = None) -> None:
+        super().__init__(config)
+        self.spot_titles = spot_titles
+
     def expand(self, inputs):
+        side = {}
+        if self.spot_titles is not None:
+            side["matcher"] = in_memory_matcher(inputs["papers"], self.spot_titles)
         mined = (
             {
                 "reviews": inputs["reviews"] | "ReviewsBySubmission" >> beam.Map(lambda r: (r.submission_id, r)),
                 "bibliographies": inputs["bibliographies"],
             }
             | "JoinBibliographies" >> beam.CoGroupByKey()
-            | "Mine" >> beam.ParDo(MineMentionsFn(self.config)).with_outputs("reviews", TALLY, main="mentions")
+            | "Mine" >> beam.ParDo(MineMentionsFn(self.config), **side).with_outputs("reviews", TALLY, main="mentions")
         )
         return {"mentions": mined.mentions, "reviews": mined.reviews, TALLY: mined[TALLY]}
 
@@ -703,9 +722,11 @@ def build_pipeline(
     grobid: GrobidConfig | None = None,
     grobid_citations: bool = False,
     exports: ExportPlan = NO_EXPORTS,
+    spot_titles: bool = False,
 ):
     """Wire the stages; returns the final PCollection (the output directory, once written). `grobid` reads the
-    submissions' PDFs (`inputs["pdfs"]`) and, with `grobid_citations`, the reviewers' reference strings."""
+    submissions' PDFs (`inputs["pdfs"]`) and, with `grobid_citations`, the reviewers' reference strings. With
+    `spot_titles`, the database's titles are spotted in the reviews (`MineMentions`; the database in memory)."""
     read_config = read_config or ReadConfig()
     config = config or CitationrConfig()
     mentions = mentions or MentionConfig()
@@ -718,9 +739,11 @@ def build_pipeline(
             inputs.get("tei", []), inputs.get("s2orc", []), read_config, inputs.get("pdfs", []), grobid
         )
     )
-    mined = {"reviews": read["reviews"], "bibliographies": bib["bibliographies"]} | "MineMentions" >> MineMentions(
-        mentions
-    )
+    mined = {
+        "reviews": read["reviews"],
+        "bibliographies": bib["bibliographies"],
+        "papers": database["papers"],
+    } | "MineMentions" >> MineMentions(mentions, match if spot_titles else None)
     found, dead_letters, tallies = mined["mentions"], [read[DEAD], bib[DEAD], database[DEAD]], []
     if grobid is not None and grobid_citations:
         references = found | "ReadReviewerReferences" >> ReadReviewerReferences(grobid, match)
@@ -760,6 +783,7 @@ def build_pipeline(
         "review_fields": fields.as_metadata(),
         **({"grobid": grobid.as_metadata()} if grobid is not None else {}),
         "grobid_citations": grobid is not None and grobid_citations,
+        "spot_database_titles": spot_titles,
     }
     return {
         "mentions": resolved["mentions"],
@@ -843,6 +867,7 @@ def configure(request: RunRequest) -> Plan:
         title_matcher=title_matcher,
         grobid=grobid,
         grobid_citations=grobid_citations,
+        spot_titles=options.spot_database_titles,
     )
     return Plan(build, include_unresolved=options.export_unresolved)
 

@@ -180,6 +180,15 @@ class CitationrOptions(PipelineOptions):
             "positives and published at most this many years before or after it, not after the query's year "
             "(docs/citationr.md). 0: off.",
         )
+        algo.add_argument(
+            "--spot_database_titles",
+            action="store_true",
+            default=False,
+            help="Also find the database's own titles in the reviews' text, however the reviewer wrote them "
+            "(MinHash-LSH + LCS >= the title threshold over each line; the database held in memory). Off by "
+            "default: on the unread labelled reviews it raised resolution recall from 0.76 to 0.86 at precision "
+            "1.00 (docs/citationr.md).",
+        )
         online = parser.add_argument_group("online resolvers (off by default; need internet)")
         online.add_argument(
             "--online_resolvers",

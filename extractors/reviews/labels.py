@@ -45,6 +45,7 @@ from pathlib import Path
 from extractors.records import BibEntry, Paper
 from extractors.reviews.forms import Review, parse_review_file
 from extractors.reviews.mentions import extract_review_mentions
+from extractors.reviews.mentions.spotting import DatabaseTitleSpotter
 from extractors.reviews.records import RECOMMENDED, PaperMention
 from mapping.matcher import InMemoryMatcher, MatchConfig, lcs_similarity
 from mapping.titles import normalize_title
@@ -280,15 +281,28 @@ def mention_bib_entries(mention: PaperMention, key: str, raw_strings: bool) -> l
     return [BibEntry(key, title=mention.title, year=mention.year, doi=mention.doi, arxiv_id=mention.arxiv_id, raw=raw)]
 
 
+def spotting_extract(spotter: DatabaseTitleSpotter) -> Extract:
+    """`default_extract` with the database's titles spotted in the review (`mentions.spotting`)."""
+
+    def extract(review: Review) -> list[PaperMention]:
+        return extract_review_mentions(review.text, review.sections, spotter=spotter)
+
+    return extract
+
+
 def resolution_level(
-    shared: Path, extract: Extract = default_extract, raw_strings: bool = True
+    shared: Path, extract: Extract = default_extract, raw_strings: bool = True, spot_titles: bool = False
 ) -> dict[str, dict[str, object]]:
     """`bias_titles` resolved against a database that holds the gold titles (`gold_database`): a gold title is
     found when one of the review's recommended mentions resolves to it (identifiers, then the title, then the raw
     reference string: `mention_bib_entries`); a resolution is correct when it is one of the review's gold papers.
-    This measures the way a run aligns recommendations to its database, whatever the extracted title's cut."""
+    This measures the way a run aligns recommendations to its database, whatever the extracted title's cut. With
+    `spot_titles` (and the default extraction), the database's titles are also spotted in the reviews' text, as a
+    run with `--spot_database_titles` does."""
     papers, gold_titles = gold_database(shared)
     matcher = InMemoryMatcher(papers, MatchConfig())
+    if spot_titles and extract is default_extract:
+        extract = spotting_extract(DatabaseTitleSpotter(matcher))
     by_title = {title: pid for pid, title in gold_titles.items()}
     totals: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0, 0])
     for relative in TITLE_LABELS:
@@ -363,7 +377,11 @@ def disapere_level(shared: Path, show_errors: bool = False, extract: Extract = d
 
 
 def evaluate(
-    shared: Path, show_errors: bool = False, extract: Extract = default_extract, sources: Iterable[str] = ()
+    shared: Path,
+    show_errors: bool = False,
+    extract: Extract = default_extract,
+    sources: Iterable[str] = (),
+    spot_titles: bool = False,
 ) -> dict[str, dict]:
     """Every source's figures (or only `sources`) by group."""
     wanted = set(sources) or {"bias_reviews", "bias_titles", "bias_resolution", "disapere"}
@@ -373,7 +391,7 @@ def evaluate(
     if "bias_titles" in wanted:
         result["bias_titles"] = title_level(shared, show_errors, extract)
     if "bias_resolution" in wanted:
-        result["bias_resolution"] = resolution_level(shared, extract)
+        result["bias_resolution"] = resolution_level(shared, extract, spot_titles=spot_titles)
     if "disapere" in wanted and disapere_files(shared):
         result["disapere"] = disapere_level(shared, show_errors, extract)
     return result

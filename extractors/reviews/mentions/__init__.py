@@ -14,7 +14,10 @@ Plain Python on plain strings, no Beam. The rules, in order, one module each:
    ACL Anthology, proceedings and Semantic Scholar links), author-year mentions ("Smith et al. (2021)") and
    methods named with their venue. An identifier or author-year right after a quoted title on the same line
    joins that title's mention.
-4. `context` cuts the text each mention is judged by, and `classify` decides: `already_cited` (in the
+4. `spotting` (given the paper database): the database's titles found in the text, whatever the rules cut
+   (`DatabaseTitleSpotter`): a title in a mention that does not resolve becomes its title, one outside every
+   mention a new mention.
+5. `context` cuts the text each mention is judged by, and `classify` decides: `already_cited` (in the
    submission's own bibliography), `recommended` (a request cue, or a reviewer's reference list) or
    `discussed`.
 
@@ -30,6 +33,7 @@ from extractors.reviews.mentions.context import split_sentences
 from extractors.reviews.mentions.find import extract_review_mentions, find_mentions, mention_key
 from extractors.reviews.mentions.identifiers import find_identifiers
 from extractors.reviews.mentions.references import looks_like_reference_entry, title_from_reference
+from extractors.reviews.mentions.spotting import DatabaseTitleSpotter, SpotConfig
 from extractors.reviews.records import ALREADY_CITED, DISCUSSED, KINDS, RECOMMENDED
 
 __all__ = [
@@ -38,7 +42,9 @@ __all__ = [
     "KINDS",
     "RECOMMENDED",
     "Bibliography",
+    "DatabaseTitleSpotter",
     "MentionConfig",
+    "SpotConfig",
     "classify_mention",
     "clean_review_text",
     "extract_review_mentions",

@@ -58,6 +58,8 @@ _USED_BY_SUBMISSION = re.compile(
     r"(?:is|are|was|were|being)\s+(?:\w+\s+)?(?:based\s+on|inspired\s+by)|following\s+\[)",
     re.I,
 )
+# Mentions of a whole title in running text (`spotting.DATABASE_TITLE`: a database title found in it).
+_TITLED_IN_PROSE = ("quoted_title", "prose_title", "database_title")
 _SUMMARY_SECTIONS = frozenset({"summary", "summary_of_the_paper", "paper_summary", "summary of the paper"})
 
 
@@ -115,8 +117,8 @@ def classify_mention(
         return replace(mention, kind=RECOMMENDED, reason="request_cue")
     if _WEAK_REQUEST.search(own) and mention.source not in ("author_year", "named_work"):
         return replace(mention, kind=RECOMMENDED, reason="weak_request_cue")
-    if mention.source in ("quoted_title", "prose_title") and len(own) < len(mention.text) + 80 and _ASKS.search(intro):
+    if mention.source in _TITLED_IN_PROSE and len(own) < len(mention.text) + 80 and _ASKS.search(intro):
         return replace(mention, kind=RECOMMENDED, reason="request_cue_before")
-    if mention.source in ("quoted_title", "prose_title") and _GOES_ON.search(own) and _STRONG_REQUEST.search(intro):
+    if mention.source in _TITLED_IN_PROSE and _GOES_ON.search(own) and _STRONG_REQUEST.search(intro):
         return replace(mention, kind=RECOMMENDED, reason="request_cue_before")
     return replace(mention, kind=DISCUSSED, reason="no_request_cue")

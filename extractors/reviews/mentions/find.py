@@ -14,6 +14,7 @@ from extractors.reviews.mentions.prose import add_author_years, add_identifiers,
 from extractors.reviews.mentions.quoted import quoted_title_mentions
 from extractors.reviews.mentions.references import reference_mentions
 from extractors.reviews.mentions.shapes import ReviewText
+from extractors.reviews.mentions.spotting import DatabaseTitleSpotter, merge_spotted
 from extractors.reviews.records import PaperMention
 
 
@@ -22,13 +23,15 @@ def find_mentions(
     sections: Sequence[tuple[int, str]] = (),
     config: MentionConfig = DEFAULT_CONFIG,
     count: CounterFn = no_count,
+    spotter: DatabaseTitleSpotter | None = None,
 ) -> list[PaperMention]:
     """Every paper mention in a cleaned review text, in text order, each with its context, before classification.
 
     `sections` gives (character offset, field name) pairs, so that a mention knows which review field it
     is in (a summary of the paper mentions what the paper builds on, not what it misses). Reference entries are
     found first; the prose rules then look only outside them, in turn, each joining what it finds to an earlier
-    mention or skipping what overlaps one as its docstring says.
+    mention or skipping what overlaps one as its docstring says. With a `spotter`, the database's titles found in
+    the text are merged in last (`spotting.merge_spotted`).
     """
     entries = reference_mentions(text, sections, config, count)
     review = ReviewText(text, tuple(sections), config, claimed=tuple((m.start, m.end) for m in entries))
@@ -36,6 +39,10 @@ def find_mentions(
     for add in (add_prose_titles, add_identifiers, add_author_years, add_named_works):
         prose = add(prose, review)
     mentions = sorted([*entries, *prose], key=lambda m: (m.start, m.end))
+    if spotter is not None:
+        spots = spotter.spot(text)
+        count("database_titles_spotted", len(spots))
+        mentions = merge_spotted(text, mentions, spots, sections, spotter.matcher)
     return [replace(m, context=context_for(text, m, config)) for m in mentions]
 
 
@@ -45,9 +52,11 @@ def extract_review_mentions(
     bibliography: Bibliography = NO_BIBLIOGRAPHY,
     config: MentionConfig = DEFAULT_CONFIG,
     count: CounterFn = no_count,
+    spotter: DatabaseTitleSpotter | None = None,
 ) -> list[PaperMention]:
-    """Find and classify every paper mention of one (cleaned) review text."""
-    found = [classify_mention(m, bibliography, config) for m in find_mentions(text, sections, config, count)]
+    """Find and classify every paper mention of one (cleaned) review text (with a `spotter`, the database's titles
+    in it too)."""
+    found = [classify_mention(m, bibliography, config) for m in find_mentions(text, sections, config, count, spotter)]
     for mention in found:
         count(f"mentions:{mention.source}", 1)
         count(f"mentions_kind:{mention.kind}", 1)
