@@ -88,3 +88,63 @@ def test_smoke_run_writes_results(example, tmp_path, monkeypatch):
             ]
             assert recalls == sorted(recalls) and len(recalls) >= 2
             assert 0.0 <= metrics["map"] <= 1.0 and 0.0 <= metrics["ndcg"] <= 1.0
+
+
+@pytest.fixture(scope="module")
+def tiny_model(example, tmp_path_factory):
+    """`python -m trainers.tiny_model` on the CitationR dataset itself (no ArSyTa dataset needed)."""
+    from trainers.tiny_model import main as build
+
+    return build(
+        ["--dataset", str(example), "--output", str(tmp_path_factory.mktemp("tiny-rmc")), "--vocab_size", "400"]
+    )
+
+
+def test_the_tiny_model_reads_a_citationr_dataset(example, tiny_model):
+    from trainers.tiny_model import dataset_texts
+
+    data = load_citationr(example)
+    texts = dataset_texts(example)
+    assert len(texts) == len(data.papers)  # one text a paper: submissions and candidates
+    references = [r for p in data.papers.values() for r in p.references]
+    assert references, "the example's submissions carry reference titles"
+    from transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(tiny_model)
+    for text in [*texts, *references]:  # the word pieces were learnt from these texts: nothing is unknown
+        assert tokenizer.unk_token_id not in tokenizer(text)["input_ids"], text
+    rmc = example / "export" / "rmc" / "data"
+    assert len(dataset_texts(rmc)) == len(load_citationr(rmc).papers)  # RMC's JSON layout too
+    with pytest.raises(SystemExit, match="error"):
+        from trainers.tiny_model import main as build
+
+        build(["--dataset", str(example / "reviews"), "--output", str(example / "nowhere")])
+
+
+def test_rmcnet_stopped_and_resumed_ends_as_an_uninterrupted_run(example, tiny_model, tmp_path, monkeypatch):
+    from trainers.checkpoints import Checkpointer
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    argv = ["--dataset", str(example), "--preset", "smoke", "--model", str(tiny_model), "--device", "cpu"]
+    argv += ["--split", "train", "validation", "--iterations", "3", "--validate_every", "2", "--checkpoint_every", "0"]
+    whole = main([*argv, "--output", str(tmp_path / "whole")])
+    original = Checkpointer.step_done
+
+    def ctrl_c_at_step_4(self, step, save):  # mid-loop 2, after the first mining of hard negatives
+        self.stop.requested = self.stop.requested or step == 4
+        return original(self, step, save)
+
+    monkeypatch.setattr(Checkpointer, "step_done", ctrl_c_at_step_4)
+    assert main([*argv, "--output", str(tmp_path / "cut")]) == {}  # stopped: nothing evaluated
+    saved = torch.load(tmp_path / "cut" / "last.pt", weights_only=False)
+    assert saved["step"] == 4 and saved["prefetched"]  # the loop-1 kNN lists travel with the checkpoint
+    monkeypatch.undo()
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    resumed = main([*argv, "--output", str(tmp_path / "cut")])
+    for split in ("train", "validation"):
+        assert resumed[split]["rmcnet"] == whole[split]["rmcnet"]
+        assert resumed[split]["training"]["train_losses"] == whole[split]["training"]["train_losses"]
+        assert resumed[split]["device"] == "cpu"
+    a = torch.load(tmp_path / "whole" / "last.pt", weights_only=False)["model"]
+    b = torch.load(tmp_path / "cut" / "last.pt", weights_only=False)["model"]
+    assert all(torch.equal(a[k], b[k]) for k in a)

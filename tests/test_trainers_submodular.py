@@ -272,3 +272,43 @@ def test_a_missing_model_stops_with_one_line(smoke_run, tmp_path):
     dataset_dir = smoke_run[0]
     with pytest.raises(SystemExit, match=r"^error: .*no such directory"):
         submodular.main(["train", "--dataset", str(dataset_dir), "--output", str(tmp_path), "--model", "./nowhere"])
+
+
+def test_pooling_is_the_mean_of_the_real_tokens_or_the_cls_state():
+    from transformers import BertConfig, BertModel
+
+    torch.manual_seed(0)
+    config = BertConfig(vocab_size=30, hidden_size=8, num_hidden_layers=1, num_attention_heads=2, intermediate_size=16)
+    encoder = BertModel(config).eval()
+    batch = {"input_ids": torch.tensor([[2, 7, 9, 0], [2, 5, 0, 0]])}
+    batch["attention_mask"] = (batch["input_ids"] != 0).long()
+    with torch.no_grad():
+        states = encoder(**batch).last_hidden_state
+        mean = submodular.pool(encoder, batch, "mean")
+        cls = submodular.pool(encoder, batch, "cls")
+    assert torch.allclose(mean[0], states[0, :3].sum(0) / 3, atol=1e-6)  # padding left out
+    assert torch.allclose(mean[1], states[1, :2].sum(0) / 2, atol=1e-6)
+    assert torch.equal(cls, states[:, 0])
+
+
+def test_the_pooling_a_model_was_saved_with_is_read_back(tmp_path):
+    assert submodular.model_pooling(tmp_path) == "mean"  # a plain BERT directory
+    (tmp_path / "1_Pooling").mkdir()
+    (tmp_path / "1_Pooling" / "config.json").write_text(json.dumps({"pooling_mode_cls_token": True}))
+    assert submodular.model_pooling(tmp_path) == "cls"  # a sentence-transformers layout
+    (tmp_path / "sbert_config.json").write_text(json.dumps({"pooling": "mean"}))
+    assert submodular.model_pooling(tmp_path) == "mean"  # ours wins: what the fine-tuning used
+
+
+@pytest.mark.e2e
+def test_cls_pooling_trains_and_is_what_evaluate_uses(smoke_run, tmp_path):
+    dataset_dir, runs, _, _ = smoke_run
+    data = ["--dataset", str(dataset_dir)]
+    submodular.main(
+        ["train", *data, "--output", str(tmp_path / "cls"), "--model", str(runs / "tiny-bert"), "--preset", "smoke"]
+        + ["--max_steps", "2", "--objective", "siamese", "--pooling", "cls", *CPU]
+    )
+    assert json.loads((tmp_path / "cls" / "sbert_config.json").read_text())["pooling"] == "cls"
+    results = submodular.main(["evaluate", *data, "--checkpoint", str(tmp_path / "cls"), "--preset", "smoke", *CPU])
+    written = json.loads((tmp_path / "cls" / "results_test.json").read_text())
+    assert written["options"]["pooling"] == "cls" and results["test"]["mrr"] == written["mrr"]

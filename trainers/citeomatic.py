@@ -35,6 +35,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from trainers.checkpoints import Checkpointer, add_checkpoint_flags, capture_rng, restore_rng
 from trainers.citeomatic_model import (
     CiteomaticConfig,
     NNRank,
@@ -54,7 +55,11 @@ from trainers.prefetch import UNKNOWN_PAPER_DAY, UNKNOWN_QUERY_DAY, PaperIndex, 
 from trainers.runtime import (
     add_dataset_flags,
     add_field_flag,
+    add_runtime_flags,
+    autocast,
     dataset_versions,
+    grad_scaler,
+    parse_with_preset,
     resolve_device,
     seed_everything,
     write_json,
@@ -229,6 +234,11 @@ class TripletSampler:
         self.rng = np.random.default_rng(seed)
         self.selector: Selector | None = None
         self.offsets = {k: v * config.margin_multiplier for k, v in OFFSETS.items()}
+        # where the stream of pairs stands: the pass's orders, the next query, the current query's pairs left
+        self._pool_order: np.ndarray | None = None
+        self._query_order: np.ndarray | None = None
+        self._position, self._produced = 0, False
+        self._pending: list[tuple[PaperQuery, str, str, float]] = []
 
     def _sample(self, ids: set[str] | list[str], n: int, allowed: Callable[[str], bool]) -> list[str]:
         kept = sorted(p for p in set(ids) if allowed(p))
@@ -275,31 +285,56 @@ class TripletSampler:
         order = sorted(range(len(papers)), key=lambda i: -labels[i])
         return [papers[i] for i in order], [labels[i] for i in order]
 
-    def pairs(self) -> Iterator[tuple[PaperQuery, str, str, float]]:
-        """(query, cited paper, negative, margin) forever, query after query in a new random order each pass."""
+    def next_pair(self) -> tuple[PaperQuery, str, str, float]:
+        """The next (query, cited paper, negative, margin): query after query in a new random order each pass, a
+        query's examples drawn when the stream reaches it (with the selector of that moment)."""
         if not self.corpus.pool:
             raise EmptySplitError("the pool holds no papers")
+        while not self._pending:
+            if self._query_order is None or self._position >= len(self._query_order):
+                if self._query_order is not None and not self._produced:
+                    raise EmptySplitError(
+                        f"no training query has {self.config.min_citations} cited candidates and enough negatives"
+                    )
+                self._pool_order = self.rng.permutation(len(self.corpus.pool))
+                self._query_order = self.rng.permutation(len(self.queries))
+                self._position, self._produced = 0, False
+            query = self.queries[self._query_order[self._position]]
+            self._position += 1
+            found = self.examples(query, self._pool_order)
+            if found is None:
+                continue
+            papers, labels = found
+            num_true = sum(label >= self.offsets["true"] for label in labels)
+            if len(labels) < 2 * num_true:  # their "not enough negatives"
+                continue
+            pos = self.rng.integers(0, num_true, 2 * len(labels))
+            neg = self.rng.integers(num_true, len(labels), 2 * len(labels))
+            pending = [(query, papers[a], papers[b], labels[a] - labels[b]) for a, b in zip(pos, neg, strict=True)]
+            self._pending = pending[::-1]  # popped from the end, so in their order
+        self._produced = True
+        return self._pending.pop()
+
+    def pairs(self) -> Iterator[tuple[PaperQuery, str, str, float]]:
+        """`next_pair` forever."""
         while True:
-            pool_order = self.rng.permutation(len(self.corpus.pool))
-            produced = False
-            for i in self.rng.permutation(len(self.queries)):
-                query = self.queries[i]
-                found = self.examples(query, pool_order)
-                if found is None:
-                    continue
-                papers, labels = found
-                num_true = sum(label >= self.offsets["true"] for label in labels)
-                if len(labels) < 2 * num_true:  # their "not enough negatives"
-                    continue
-                pos = self.rng.integers(0, num_true, 2 * len(labels))
-                neg = self.rng.integers(num_true, len(labels), 2 * len(labels))
-                for a, b in zip(pos, neg, strict=True):
-                    produced = True
-                    yield query, papers[a], papers[b], labels[a] - labels[b]
-            if not produced:
-                raise EmptySplitError(
-                    f"no training query has {self.config.min_citations} cited candidates and enough negatives"
-                )
+            yield self.next_pair()
+
+    def state(self) -> dict:
+        """Where the stream stands (for a checkpoint); `load_state` puts it back. The selector is the caller's."""
+        return {
+            "rng": self.rng.bit_generator.state,
+            "pool_order": self._pool_order,
+            "query_order": self._query_order,
+            "position": self._position,
+            "produced": self._produced,
+            "pending": list(self._pending),
+        }
+
+    def load_state(self, state: dict) -> None:
+        self.rng.bit_generator.state = state["rng"]
+        self._pool_order, self._query_order = state["pool_order"], state["query_order"]
+        self._position, self._produced, self._pending = state["position"], state["produced"], list(state["pending"])
 
 
 def rank_batch(corpus: Corpus, pairs: Sequence[tuple[PaperQuery, str]], vectors: torch.Tensor | None) -> RankBatch:
@@ -337,73 +372,180 @@ def _schedule(batch_size: int, per_epoch: int, total: int) -> tuple[int, int, in
     return pairs, max(1, per_epoch // max(2, batch_size)), max(1, math.ceil(total / per_epoch))
 
 
-def train_nnselect(
-    corpus: Corpus, queries, config: CiteomaticConfig, device, pretrained, seed: int, progress: bool
-) -> tuple[NNSelect, list[dict]]:
-    model = NNSelect(corpus.vocab_size, config, pretrained).to(device)
+def train_network(
+    name: str,
+    model: NNSelect | NNRank,
+    sampler: TripletSampler,
+    step_loss: Callable[[list], tuple[torch.Tensor, torch.Tensor]],
+    schedule: tuple[int, int, int],
+    config: CiteomaticConfig,
+    device: torch.device,
+    checkpoints: Checkpointer,
+    save: Callable[[dict], None],
+    state: dict | None = None,
+    *,
+    amp: bool = False,
+    progress: bool = False,
+    on_epoch_end: Callable[[], None] | None = None,
+) -> tuple[list[dict], bool]:
+    """Both networks' training (their `train_text_model`): NAdam, `schedule` = (triplets a batch, steps an
+    epoch, epochs); `step_loss(triplets)` is (triplet loss, activity penalty); `on_epoch_end` runs after each
+    epoch (NNSelect: re-embed for the NN negatives). After each step a checkpoint may be due: `save(state)` gets
+    this network's state (weights, optimizer, scaler, position, sampler, generators) for the caller to complete;
+    `state` resumes from one. Returns (a record per epoch, whether a Ctrl-C stopped it)."""
     optimizer = torch.optim.NAdam(model.parameters(), lr=config.learning_rate)
+    scaler = grad_scaler(device, amp)
+    pairs_per_batch, steps, epochs = schedule
+    epoch, done, losses, history, seconds = 1, 0, [], [], 0.0
+    if state is not None:
+        model.load_state_dict(state["model"])
+        optimizer.load_state_dict(state["optimizer"])
+        scaler.load_state_dict(state["scaler"])
+        epoch, done, losses, history, seconds = (state[k] for k in ("epoch", "done", "losses", "history", "seconds"))
+        sampler.load_state(state["sampler"])
+        restore_rng(state["rng"])
+    started = time.perf_counter() - seconds
+
+    def network_state() -> dict:
+        return {
+            "model": model.state_dict(),
+            "optimizer": optimizer.state_dict(),
+            "scaler": scaler.state_dict(),
+            "epoch": epoch,
+            "done": done,
+            "losses": losses,
+            "history": history,
+            "seconds": time.perf_counter() - started,
+            "sampler": sampler.state(),
+            "rng": capture_rng(),
+        }
+
+    while epoch <= epochs:
+        model.train()
+        while done < steps:
+            batch = [sampler.next_pair() for _ in range(pairs_per_batch)]
+            with autocast(device, amp):
+                loss, penalty = step_loss(batch)
+            optimizer.zero_grad()
+            scaler.scale(loss + penalty).backward()
+            scaler.step(optimizer)
+            scaler.update()
+            losses.append(loss.item())
+            done += 1
+            if checkpoints.step_done((epoch - 1) * steps + done, lambda: save(network_state())):
+                return history, True
+        if on_epoch_end is not None:
+            on_epoch_end()
+        history.append({"epoch": epoch, "loss": float(np.mean(losses)), "seconds": time.perf_counter() - started})
+        if progress:
+            print(f"{name} epoch {epoch}/{epochs}: triplet loss {history[-1]['loss']:.4f}")
+        epoch, done, losses, started = epoch + 1, 0, [], time.perf_counter()
+    return history, False
+
+
+def nnselect_loss(model: NNSelect, corpus: Corpus, config: CiteomaticConfig, l2: float, device) -> Callable:
+    """NNSelect's step: cosine triplet loss of (query, cited, negative) and the activity penalties."""
+
+    def step_loss(batch: list) -> tuple[torch.Tensor, torch.Tensor]:
+        q_title, q_abstract = corpus.fields([q.citing_id for q, _, _, _ in batch])
+        p_title, p_abstract = corpus.fields([p for _, p, _, _ in batch])
+        n_title, n_abstract = corpus.fields([n for _, _, n, _ in batch])
+        texts = [t.to(device) for t in (q_title, q_abstract, p_title, p_abstract, n_title, n_abstract)]
+        query, positive, negative = model(*texts[0:2]), model(*texts[2:4]), model(*texts[4:6])
+        margin = torch.tensor([m for *_, m in batch], dtype=torch.float32, device=device)
+        loss = triplet_loss((query * positive).sum(-1), (query * negative).sum(-1), margin)
+        return loss, sum(model.penalty(texts[i], texts[i + 1], config, l2) for i in (0, 2, 4))
+
+    return step_loss
+
+
+def nnrank_loss(model: NNRank, corpus: Corpus, selector: Selector, l2: float, device) -> Callable:
+    """NNRank's step: triplet loss of the sigmoid scores of (query, cited) and (query, negative), and penalties."""
+
+    def step_loss(batch: list) -> tuple[torch.Tensor, torch.Tensor]:
+        rows = [(q, p) for q, p, _, _ in batch] + [(q, n) for q, _, n, _ in batch]
+        inputs = rank_batch(corpus, rows, selector.vectors).to(device)
+        scores = model(inputs)
+        margin = torch.tensor([m for *_, m in batch], dtype=torch.float32, device=device)
+        return triplet_loss(scores[: len(batch)], scores[len(batch) :], margin), model.penalty(inputs, l2)
+
+    return step_loss
+
+
+def train_citeomatic(
+    corpus: Corpus,
+    queries: Sequence[PaperQuery],
+    config: CiteomaticConfig,
+    device: torch.device,
+    pretrained: np.ndarray | None,
+    seed: int,
+    checkpoints: Checkpointer,
+    *,
+    amp: bool = False,
+    progress: bool = False,
+) -> dict:
+    """NNSelect, then NNRank (its NN negatives and confidences from the trained NNSelect), resumable: the
+    checkpoint holds the phase, the finished NNSelect and the network in training (with, during NNSelect, the
+    weights its current neighbours were embedded with, so the resumed sampler draws the same negatives).
+    Returns {nnselect, nnrank (None when stopped), nnselect_history, nnrank_history, stopped}."""
+    state = checkpoints.load() or {}
+    l2 = 0.0 if pretrained is not None else config.l2_lambda
+    select = NNSelect(corpus.vocab_size, config, pretrained).to(device)
     sampler = TripletSampler(corpus, queries, config, seed)
-    l2 = 0.0 if pretrained is not None else config.l2_lambda
-    pairs_per_batch, steps, epochs = _schedule(
-        config.select_batch_size, config.select_samples_per_epoch, config.select_total_samples
-    )
-    stream = sampler.pairs()
-    history = []
-    for epoch in range(1, epochs + 1):
-        model.train()
-        start, losses = time.perf_counter(), []
-        for _ in range(steps):
-            batch = [next(stream) for _ in range(pairs_per_batch)]
-            q_title, q_abstract = corpus.fields([q.citing_id for q, _, _, _ in batch])
-            p_title, p_abstract = corpus.fields([p for _, p, _, _ in batch])
-            n_title, n_abstract = corpus.fields([n for _, _, n, _ in batch])
-            texts = [t.to(device) for t in (q_title, q_abstract, p_title, p_abstract, n_title, n_abstract)]
-            query, positive, negative = model(*texts[0:2]), model(*texts[2:4]), model(*texts[4:6])
-            margin = torch.tensor([m for *_, m in batch], dtype=torch.float32, device=device)
-            loss = triplet_loss((query * positive).sum(-1), (query * negative).sum(-1), margin)
-            penalty = sum(model.penalty(texts[i], texts[i + 1], config, l2) for i in (0, 2, 4))
-            optimizer.zero_grad()
-            (loss + penalty).backward()
-            optimizer.step()
-            losses.append(loss.item())
-        sampler.selector = Selector(corpus, embed_papers(model, corpus, device))  # their UpdateANN, epoch end
-        history.append({"epoch": epoch, "loss": float(np.mean(losses)), "seconds": time.perf_counter() - start})
-        if progress:
-            print(f"nnselect epoch {epoch}/{epochs}: triplet loss {history[-1]['loss']:.4f}")
-    return model, history
+    embedded_with: dict[str, dict] = {}  # the NNSelect weights the sampler's current neighbours come from
 
+    def set_selector(weights: dict) -> None:  # on resume: the neighbours of the weights saved with the state
+        embedder = NNSelect(corpus.vocab_size, config, pretrained).to(device)
+        embedder.load_state_dict(weights)
+        sampler.selector = Selector(corpus, embed_papers(embedder, corpus, device))
+        embedded_with["weights"] = weights
 
-def train_nnrank(
-    corpus: Corpus, queries, config: CiteomaticConfig, selector: Selector, device, pretrained, seed: int, progress
-) -> tuple[NNRank, list[dict]]:
-    model = NNRank(corpus.vocab_size, config, pretrained).to(device)
-    optimizer = torch.optim.NAdam(model.parameters(), lr=config.learning_rate)
-    sampler = TripletSampler(corpus, queries, config, seed + 1)
-    sampler.selector = selector  # their ranker training embeds with the trained selector at train begin
-    l2 = 0.0 if pretrained is not None else config.l2_lambda
-    pairs_per_batch, steps, epochs = _schedule(
-        config.rank_batch_size, config.rank_samples_per_epoch, config.rank_total_samples
-    )
-    stream = sampler.pairs()
-    history = []
-    for epoch in range(1, epochs + 1):
-        model.train()
-        start, losses = time.perf_counter(), []
-        for _ in range(steps):
-            batch = [next(stream) for _ in range(pairs_per_batch)]
-            rows = [(q, p) for q, p, _, _ in batch] + [(q, n) for q, _, n, _ in batch]
-            inputs = rank_batch(corpus, rows, selector.vectors).to(device)
-            scores = model(inputs)
-            margin = torch.tensor([m for *_, m in batch], dtype=torch.float32, device=device)
-            loss = triplet_loss(scores[: len(batch)], scores[len(batch) :], margin)
-            optimizer.zero_grad()
-            (loss + model.penalty(inputs, l2)).backward()
-            optimizer.step()
-            losses.append(loss.item())
-        history.append({"epoch": epoch, "loss": float(np.mean(losses)), "seconds": time.perf_counter() - start})
-        if progress:
-            print(f"nnrank epoch {epoch}/{epochs}: triplet loss {history[-1]['loss']:.4f}")
-    return model, history
+    def select_epoch_end() -> None:  # their UpdateANN, at each epoch's end
+        sampler.selector = Selector(corpus, embed_papers(select, corpus, device))
+        embedded_with["weights"] = {k: v.detach().clone() for k, v in select.state_dict().items()}
+
+    def save_select(network: dict) -> None:
+        checkpoints.write({"phase": "nnselect", "network": network, "selector": embedded_with.get("weights")})
+
+    if state.get("phase", "nnselect") == "nnselect":
+        resume = state.get("network")
+        if resume is not None and state.get("selector") is not None:
+            set_selector(state["selector"])  # the generators are put back after this, by train_network
+        schedule = _schedule(config.select_batch_size, config.select_samples_per_epoch, config.select_total_samples)
+        select_history, stopped = train_network(
+            "nnselect", select, sampler, nnselect_loss(select, corpus, config, l2, device), schedule, config,
+            device, checkpoints, save_select, resume, amp=amp, progress=progress, on_epoch_end=select_epoch_end,
+        )  # fmt: skip
+        if stopped:
+            return {"stopped": True}
+        finished = {k: v.detach().clone() for k, v in select.state_dict().items()}
+    else:
+        finished, select_history = state["nnselect"], state["nnselect_history"]
+        select.load_state_dict(finished)
+    selector = Selector(corpus, embed_papers(select, corpus, device))
+    rank = NNRank(corpus.vocab_size, config, pretrained).to(device)
+    rank_sampler = TripletSampler(corpus, queries, config, seed + 1)
+    rank_sampler.selector = selector  # their ranker training embeds with the trained selector at train begin
+
+    def save_rank(network: dict) -> None:
+        state = {"phase": "nnrank", "nnselect": finished, "nnselect_history": select_history, "network": network}
+        checkpoints.write(state)
+
+    schedule = _schedule(config.rank_batch_size, config.rank_samples_per_epoch, config.rank_total_samples)
+    rank_history, stopped = train_network(
+        "nnrank", rank, rank_sampler, nnrank_loss(rank, corpus, selector, l2, device), schedule, config, device,
+        checkpoints, save_rank, state.get("network") if state.get("phase") == "nnrank" else None, amp=amp,
+        progress=progress,
+    )  # fmt: skip
+    if stopped:
+        return {"stopped": True}
+    return {
+        "nnselect": select,
+        "nnrank": rank,
+        "nnselect_history": select_history,
+        "nnrank_history": rank_history,
+        "stopped": False,
+    }
 
 
 @torch.inference_mode()
@@ -471,10 +613,18 @@ def run_train(args: argparse.Namespace) -> dict:
     corpus = Corpus(dataset, vocabulary, config)
     progress = not args.no_progress
     start = time.perf_counter()
-    select, select_history = train_nnselect(corpus, queries, config, device, pretrained, args.seed, progress)
-    selector = Selector(corpus, embed_papers(select, corpus, device))
-    rank, rank_history = train_nnrank(corpus, queries, config, selector, device, pretrained, args.seed, progress)
     output = Path(args.output)
+    checkpoints = Checkpointer(
+        output / "last.pt", args.checkpoint_every, args.checkpoint_minutes, resume=not args.no_resume
+    )
+    with checkpoints:
+        trained = train_citeomatic(
+            corpus, queries, config, device, pretrained, args.seed, checkpoints, amp=args.amp, progress=progress
+        )
+    if trained["stopped"]:
+        return trained
+    select, rank = trained["nnselect"], trained["nnrank"]
+    select_history, rank_history = trained["nnselect_history"], trained["nnrank_history"]
     output.mkdir(parents=True, exist_ok=True)
     vocabulary.save(output / "vocabulary.txt")
     meta = {
@@ -581,17 +731,14 @@ def build_parser(preset: str = "paper") -> argparse.ArgumentParser:
     evaluate.add_argument("--output", help="Where to write the results (default: the checkpoint directory).")
     evaluate.add_argument("--num_ann_nbrs_to_fetch", type=int, default=0, help="Override the trained setting.")
     evaluate.add_argument("--num_candidates_to_rank", type=int, default=0, help="Override the trained setting.")
+    add_checkpoint_flags(train, every=1000)
     for parser_ in (train, evaluate):
-        parser_.add_argument("--device", default="auto", help="auto (CUDA when present), cpu, cuda or cuda:N.")
-        parser_.add_argument("--seed", type=int, default=0, help="Seed for Python, numpy and torch.")
-        parser_.add_argument("--no_progress", action="store_true", help="No per-epoch lines.")
+        add_runtime_flags(parser_)
     return parser
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    first = argparse.ArgumentParser(add_help=False)
-    first.add_argument("--preset", default="paper")
-    return build_parser(first.parse_known_args(argv)[0].preset).parse_args(argv)
+    return parse_with_preset(build_parser, argv)
 
 
 def main(argv: list[str] | None = None) -> dict:

@@ -34,6 +34,7 @@ from trainers.hatten_training import (
 from trainers.runtime import (
     add_common_flags,
     add_field_flag,
+    parse_with_preset,
     resolve_device,
     seed_everything,
     write_json,
@@ -120,10 +121,7 @@ def build_parser(preset: str = "paper") -> argparse.ArgumentParser:
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     """The flags, with a train --preset's values as defaults that explicit flags override."""
-    first = argparse.ArgumentParser(add_help=False)
-    first.add_argument("--preset", default="paper")
-    preset = first.parse_known_args(argv)[0].preset
-    return build_parser(preset).parse_args(argv)
+    return parse_with_preset(build_parser, argv)
 
 
 def run_train(args: argparse.Namespace) -> dict:

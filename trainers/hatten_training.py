@@ -18,11 +18,9 @@ negatives of level 4.
 from __future__ import annotations
 
 import copy
+import functools
 import json
 import random
-import signal
-import sys
-import threading
 import time
 import warnings
 from collections.abc import Sequence
@@ -32,12 +30,13 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from trainers.checkpoints import Checkpointer, capture_rng, restore_rng
 from trainers.data import CitationDataset, ContextQuery, citing_paper
 from trainers.documents import Document, document_text, encode_packed, pack_documents, paper_document, query_document
 from trainers.hatten_model import HAttenConfig, HAttenEncoder, flag_field
 from trainers.metrics import RECALL_KS, ranking_metrics, recall_ks_up_to
 from trainers.prefetch import PaperIndex, default_token_budget, embed_documents
-from trainers.runtime import autocast, grad_scaler, read_json, rng_state, set_rng_state, write_json
+from trainers.runtime import autocast, grad_scaler, read_json, write_json
 from trainers.tokenization import Vocabulary, build_vocabulary, jaccard, jaccard_words, load_glove, word_tokens
 
 NO_SLOT, CITED, MINED_POSITIVE, NEGATIVE, OTHER_QUERY = 0, 1, 2, 3, 4  # irrelevance levels of the original code
@@ -483,30 +482,6 @@ def check_select_metric(name: str, candidates: int) -> None:
     raise SetupError(f"--select_metric {name}: use mrr or recall@K, K one of {', '.join(map(str, RECALL_KS))}")
 
 
-class StopRequest:
-    """Ctrl-C while training: the first asks the loop to stop after the current iteration (last.pt is written at
-    that boundary, so a resumed run continues exactly); a second interrupts at once."""
-
-    def __init__(self) -> None:
-        self.requested = False
-        self._previous = None
-
-    def _handle(self, signum: int, frame: object) -> None:
-        if self.requested:
-            raise KeyboardInterrupt
-        self.requested = True
-        print("\nstopping after this iteration (Ctrl-C again to stop at once)", file=sys.stderr)
-
-    def __enter__(self) -> StopRequest:
-        if threading.current_thread() is threading.main_thread():
-            self._previous = signal.signal(signal.SIGINT, self._handle)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self._previous is not None:
-            signal.signal(signal.SIGINT, self._previous)
-
-
 def train_hatten(
     dataset: CitationDataset,
     model: HAttenEncoder,
@@ -547,8 +522,9 @@ def train_hatten(
     start, best_score, history = 0, -1.0, []
     mined: MinedRankings | None = None
     last = output / "last.pt"
-    if resume and last.is_file():
-        state = torch.load(last, map_location="cpu", weights_only=False)
+    checkpoints = Checkpointer(last, config.checkpoint_every, config.checkpoint_minutes, resume=resume)
+    state = checkpoints.load()
+    if state is not None:
         model.load_state_dict(state.get("online") or state["model"])
         if average is not None:
             average.load_state_dict(state["model"])
@@ -556,7 +532,7 @@ def train_hatten(
         scaler.load_state_dict(state["scaler"])
         start, best_score, history = state["iteration"], state["best_score"], state["history"]
         rng.setstate(state["python_rng"])
-        set_rng_state(state["rng"])
+        restore_rng(state["rng"])
         if state.get("mined_iteration") is not None:
             mined = MinedRankings.load(mined_path(output, state["mined_iteration"]))
         with open(output / "train_log.jsonl", "w", encoding="utf-8") as log:  # what last.pt knows, nothing later
@@ -581,11 +557,10 @@ def train_hatten(
             "best_score": best_score,
             "history": history,
             "python_rng": rng.getstate(),
-            "rng": rng_state(),
+            "rng": capture_rng(),
             "mined_iteration": mined.iteration if mined else None,
         }
-        torch.save(state, last.with_suffix(".tmp"))
-        last.with_suffix(".tmp").replace(last)
+        checkpoints.write(state)
         for older in output.glob("mined-*.pt"):  # last.pt now needs only the current mining
             if mined is None or older != mined_path(output, mined.iteration):
                 older.unlink()
@@ -650,10 +625,9 @@ def train_hatten(
         return [by_id[c] for c in mined.context_ids if c in by_id]
 
     refreshed = {record["iteration"] for record in history}
-    last_save = time.monotonic()
     bar = tqdm(total=config.max_iterations, initial=start, desc="hatten", disable=not progress)
     iteration = start
-    with StopRequest() as stop:
+    with checkpoints:
         try:
             while iteration < config.max_iterations:
                 if iteration and iteration % config.refresh_every == 0 and iteration not in refreshed:
@@ -679,14 +653,7 @@ def train_hatten(
                 iteration += 1
                 bar.update(1)
                 bar.set_postfix(loss=f"{loss.item():.4f}")
-                overdue = time.monotonic() - last_save >= 60 * config.checkpoint_minutes
-                if iteration % config.checkpoint_every == 0 or overdue or stop.requested:
-                    save_last(iteration)
-                    last_save = time.monotonic()
-                if stop.requested:
-                    print(
-                        f"stopped at iteration {iteration}; {last} keeps it (the same command resumes)", file=sys.stderr
-                    )
+                if checkpoints.step_done(iteration, functools.partial(save_last, iteration)):
                     return {
                         "iterations": iteration,
                         "stopped": True,

@@ -21,11 +21,13 @@ from __future__ import annotations
 import argparse
 import random
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import torch
 
+from trainers.checkpoints import Checkpointer, add_checkpoint_flags, capture_rng, restore_rng
 from trainers.data import SPLITS, CitationDataset, ContextQuery, EmptySplitError, citing_paper, load_dataset
 from trainers.metrics import RERANK_POOL_SIZES, ndcg_at_k, recall_at_k, recall_ks_up_to, reciprocal_rank
 from trainers.rerank_model import (
@@ -42,10 +44,9 @@ from trainers.runtime import (
     add_preset_flag,
     autocast,
     grad_scaler,
+    parse_with_preset,
     read_json,
     resolve_device,
-    rng_state,
-    set_rng_state,
     write_json,
     write_split_metrics,
 )
@@ -211,18 +212,8 @@ def training_candidates(
     return [cited, *rng.sample(pool, min(n_document - 1, len(pool)))]
 
 
-def build_parser(preset: str = "paper") -> argparse.ArgumentParser:
-    """The command line; `preset` sets the train defaults (`parse_args` reads it from the arguments first)."""
-    parser = argparse.ArgumentParser(
-        prog="python -m trainers.rerank", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    commands = parser.add_subparsers(dest="command", required=True)
-    train = commands.add_parser("train", help="Fine-tune the reranker.", description="Fine-tune the reranker.")
-    add_common_flags(train)
-    add_preset_flag(train, PRESETS, "4 documents a query, 128 tokens, at most 200 steps")
-    train.add_argument("--prefetched", required=True, help="Directory with prefetched_train.json (and _validation).")
-    train.add_argument("--output", required=True, help="Checkpoint directory (last/ and best/ inside).")
-    add_model_flag(train)
+def add_reranker_training_flags(train: argparse.ArgumentParser) -> None:
+    """The training loop's flags (`train_pair_reranker`), shared by every reranker's `train` command."""
     train.add_argument("--epochs", type=int, default=1, help="Passes over the training queries (default 1).")
     train.add_argument("--max_steps", type=int, default=0, help="Stop after this many steps (0: no limit).")
     train.add_argument(
@@ -241,7 +232,22 @@ def build_parser(preset: str = "paper") -> argparse.ArgumentParser:
     train.add_argument("--validate_every", type=int, default=5000, help="Steps between validations (5000).")
     train.add_argument("--validation_queries", type=int, default=1000, help="Validation queries used (1000).")
     train.add_argument("--validation_pool", type=int, default=100, help="Prefetched candidates reranked (100).")
-    train.add_argument("--no_resume", action="store_true", help="Start afresh even when OUTPUT/last exists.")
+    add_checkpoint_flags(train)
+
+
+def build_parser(preset: str = "paper") -> argparse.ArgumentParser:
+    """The command line; `preset` sets the train defaults (`parse_args` reads it from the arguments first)."""
+    parser = argparse.ArgumentParser(
+        prog="python -m trainers.rerank", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    commands = parser.add_subparsers(dest="command", required=True)
+    train = commands.add_parser("train", help="Fine-tune the reranker.", description="Fine-tune the reranker.")
+    add_common_flags(train)
+    add_preset_flag(train, PRESETS, "4 documents a query, 128 tokens, at most 200 steps")
+    train.add_argument("--prefetched", required=True, help="Directory with prefetched_train.json (and _validation).")
+    train.add_argument("--output", required=True, help="Checkpoint directory (last/ and best/ inside).")
+    add_model_flag(train)
+    add_reranker_training_flags(train)
     train.set_defaults(**PRESETS.get(preset, {}))
     evaluate = commands.add_parser(
         "evaluate", help="Evaluate prefetch + rerank.", description="Recall@10 after reranking top-N prefetched."
@@ -260,9 +266,7 @@ def build_parser(preset: str = "paper") -> argparse.ArgumentParser:
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    first = argparse.ArgumentParser(add_help=False)
-    first.add_argument("--preset", default="paper")
-    return build_parser(first.parse_known_args(argv)[0].preset).parse_args(argv)
+    return parse_with_preset(build_parser, argv)
 
 
 def encode_batch(
@@ -282,105 +286,178 @@ def encode_batch(
     return {key: torch.cat(tensors) for key, tensors in padded.items()}
 
 
-def run_train(args: argparse.Namespace) -> dict:
+@dataclass
+class PairReranker:
+    """What the shared training loop needs of a (query, candidate) reranker: the module, the scores of a step's
+    pairs (flat, query by query, as `encode_batch` lays them out), a scorer for validation pools
+    (`rerank_pools`'s `score`) and how to save it as a directory."""
+
+    model: torch.nn.Module
+    score_batch: Callable[[Sequence[tuple[ContextQuery, list[str]]]], torch.Tensor]
+    score_pool: Callable[[ContextQuery, list[str]], dict[str, float]]
+    save: Callable[[Path], None]
+
+
+def training_checkpoints(args: argparse.Namespace) -> Checkpointer:
+    """`OUTPUT/last/` (the model files and `state.pt`), resumed unless --no_resume."""
+    last = Path(args.output) / "last" / "state.pt"
+    return Checkpointer(last, args.checkpoint_every, args.checkpoint_minutes, resume=not args.no_resume)
+
+
+def train_pair_reranker(
+    reranker: PairReranker,
+    args: argparse.Namespace,
+    dataset: CitationDataset,
+    train: Sequence[ContextQuery],
+    train_prefetched: dict[str, list[str]],
+    validation: Sequence[ContextQuery],
+    validation_prefetched: dict[str, list[str]],
+    checkpoints: Checkpointer,
+    device: torch.device,
+    desc: str = "rerank",
+) -> dict:
+    """The rerankers' training loop (`trainers.rerank`, `trainers.symtax_rerank`): per step `queries_per_batch`
+    queries, each its cited paper and `n_document - 1` negatives from the prefetcher's top `rerank_top_k`, the
+    triplet loss, AdamW; every `validate_every` steps Recall@10 of the top `validation_pool` (best/ kept when it
+    does not lose) and last/; last/ also every `checkpoint_every` steps or `checkpoint_minutes` and on Ctrl-C.
+    A run resumed from last/ (`checkpoints.load()`, weights already loaded into `reranker.model` by the caller)
+    continues exactly."""
     from tqdm.auto import tqdm
 
-    device = resolve_device(args.device)
-    dataset = load_dataset(args.dataset, args.context_field)
-    prefetched_dir = Path(args.prefetched)
-    train_prefetched = load_prefetched(prefetched_dir, "train")
-    train = [q for q in dataset.split_queries("train", "reranker training") if q.context_id in train_prefetched]
-    if not train:
-        raise EmptySplitError(f"{prefetched_dir / 'prefetched_train.json'} has none of the training contexts")
-    validation = dataset.queries.get("validation") or []
-    validation_prefetched = load_prefetched(prefetched_dir, "validation") if validation else {}
-    output = Path(args.output)
-    last, best = output / "last", output / "best"
-    resume = not args.no_resume and (last / "state.pt").is_file()
-    model, tokenizer = load_reranker(last if resume else args.model, device)
-    encoder = PairEncoder(tokenizer, args.max_length)
-    optimizer = torch.optim.AdamW(model.parameters(), lr=args.learning_rate, weight_decay=args.weight_decay)
+    model, output = reranker.model, Path(args.output)
+    trainable = [p for p in model.parameters() if p.requires_grad]
+    optimizer = torch.optim.AdamW(trainable, lr=args.learning_rate, weight_decay=args.weight_decay)
     scaler = grad_scaler(device, args.amp)
     rng = random.Random(args.seed)
-    step, best_score, history = 0, -1.0, []
-    if resume:
-        state = torch.load(last / "state.pt", map_location="cpu", weights_only=False)
+    step, best_score, history, losses = 0, -1.0, [], []
+    state = checkpoints.load()
+    if state is not None:
         optimizer.load_state_dict(state["optimizer"])
         scaler.load_state_dict(state["scaler"])
         step, best_score, history = state["step"], state["best_score"], state["history"]
+        losses = state.get("losses", [])
         rng.setstate(state["python_rng"])
-        set_rng_state(state["rng"])
-    order = [q for _ in range(args.epochs) for q in random.Random(args.seed).sample(train, len(train))]
+        restore_rng(state["rng"])
+    order = [q for _ in range(args.epochs) for q in random.Random(args.seed).sample(list(train), len(train))]
     schedule = [order[i : i + args.queries_per_batch] for i in range(0, len(order), args.queries_per_batch)]
     if args.max_steps:
         schedule = schedule[: args.max_steps]
-    validation = validation[: args.validation_queries]
-    losses: list[float] = []
 
-    def checkpoint() -> None:
-        nonlocal best_score
-        record: dict = {"step": step, "train_loss": sum(losses) / len(losses) if losses else None}
-        if validation:
-            metrics = evaluate_reranking(
-                model,
-                encoder,
-                dataset,
-                validation,
-                validation_prefetched,
-                device,
-                pool_sizes=[args.validation_pool],
-                amp=args.amp,
-                oracle=False,
-            )
-            record["validation_recall@10"] = metrics[f"recall@10_rerank_top{args.validation_pool}"]
-            if record["validation_recall@10"] >= best_score:
-                best_score = record["validation_recall@10"]
-                save_reranker(model, tokenizer, best)
-        history.append(record)
-        losses.clear()
-        save_reranker(model, tokenizer, last)
+    def save_last() -> None:
         state = {
             "optimizer": optimizer.state_dict(),
             "scaler": scaler.state_dict(),
             "step": step,
             "best_score": best_score,
             "history": history,
+            "losses": list(losses),
             "python_rng": rng.getstate(),
-            "rng": rng_state(),
+            "rng": capture_rng(),
         }
-        torch.save(state, last / "state.pt")
+        checkpoints.write(state, files=reranker.save)
+
+    def validate() -> None:
+        nonlocal best_score
+        record: dict = {"step": step, "train_loss": sum(losses) / len(losses) if losses else None}
+        if validation:
+            metrics = rerank_pools(
+                reranker.score_pool,
+                dataset,
+                validation,
+                validation_prefetched,
+                pool_sizes=[args.validation_pool],
+                oracle=False,
+            )
+            record["validation_recall@10"] = metrics[f"recall@10_rerank_top{args.validation_pool}"]
+            if record["validation_recall@10"] >= best_score:
+                best_score = record["validation_recall@10"]
+                reranker.save(output / "best")
+        history.append(record)
+        losses.clear()
+        save_last()
         write_json(output / "train_history.json", history)
 
-    bar = tqdm(schedule[step:], desc="rerank", disable=args.no_progress, initial=step, total=len(schedule))
-    for queries in bar:
-        model.train()
-        batch = [
-            (q, training_candidates(q, train_prefetched[q.context_id], args.rerank_top_k, args.n_document, rng))
-            for q in queries
-        ]
-        width = min(len(candidates) for _, candidates in batch)  # a short prefetch list shortens the step's rows
-        if width < 2:
+    bar = tqdm(schedule[step:], desc=desc, disable=args.no_progress, initial=step, total=len(schedule))
+    with checkpoints:
+        for queries in bar:
+            model.train()
+            batch = [
+                (q, training_candidates(q, train_prefetched[q.context_id], args.rerank_top_k, args.n_document, rng))
+                for q in queries
+            ]
+            width = min(len(candidates) for _, candidates in batch)  # a short prefetch list shortens the step's rows
             step += 1
-            continue
-        batch = [(q, candidates[:width]) for q, candidates in batch]
-        with autocast(device, args.amp):
-            scores = model(**{k: v.to(device) for k, v in encode_batch(encoder, dataset, batch).items()})
-        scores = scores.view(len(batch), width)
-        loss = rerank_triplet_loss(scores[:, 0], scores[:, 1:], args.margin)
-        optimizer.zero_grad(set_to_none=True)
-        scaler.scale(loss).backward()
-        scaler.step(optimizer)
-        scaler.update()
-        losses.append(loss.item())
-        step += 1
-        bar.set_postfix(loss=f"{loss.item():.4f}")
-        if step % args.validate_every == 0:
-            checkpoint()
+            if width < 2:
+                continue
+            batch = [(q, candidates[:width]) for q, candidates in batch]
+            scores = reranker.score_batch(batch).view(len(batch), width)
+            loss = rerank_triplet_loss(scores[:, 0], scores[:, 1:], args.margin)
+            optimizer.zero_grad(set_to_none=True)
+            scaler.scale(loss).backward()
+            scaler.step(optimizer)
+            scaler.update()
+            losses.append(loss.item())
+            bar.set_postfix(loss=f"{loss.item():.4f}")
+            if step % args.validate_every == 0:
+                validate()
+            elif checkpoints.step_done(step, save_last):
+                return {"steps": step, "stopped": True, "best_validation_recall@10": best_score, "history": history}
     if not history or history[-1]["step"] != step:
-        checkpoint()
+        validate()
     write_json(output / "train_config.json", {k: v for k, v in vars(args).items() if k != "command"})
-    print(f"trained {step} steps; best validation recall@10 (top {args.validation_pool}): {best_score:.4f}")
-    return {"steps": step, "best_validation_recall@10": best_score, "history": history}
+    return {"steps": step, "stopped": False, "best_validation_recall@10": best_score, "history": history}
+
+
+def reranker_queries(
+    dataset: CitationDataset, args: argparse.Namespace
+) -> tuple[list[ContextQuery], dict[str, list[str]], list[ContextQuery], dict[str, list[str]]]:
+    """(training queries with a prefetched list, their lists, the first `validation_queries` validation queries,
+    their lists)."""
+    prefetched_dir = Path(args.prefetched)
+    train_prefetched = load_prefetched(prefetched_dir, "train")
+    train = [q for q in dataset.split_queries("train", "reranker training") if q.context_id in train_prefetched]
+    if not train:
+        raise EmptySplitError(f"{prefetched_dir / 'prefetched_train.json'} has none of the training contexts")
+    validation = (dataset.queries.get("validation") or [])[: args.validation_queries]
+    validation_prefetched = load_prefetched(prefetched_dir, "validation") if validation else {}
+    return train, train_prefetched, validation, validation_prefetched
+
+
+def run_train(args: argparse.Namespace) -> dict:
+    device = resolve_device(args.device)
+    dataset = load_dataset(args.dataset, args.context_field)
+    train, train_prefetched, validation, validation_prefetched = reranker_queries(dataset, args)
+    checkpoints = training_checkpoints(args)
+    resume = checkpoints.load() is not None
+    model, tokenizer = load_reranker(checkpoints.directory if resume else args.model, device)
+    encoder = PairEncoder(tokenizer, args.max_length)
+
+    def score_batch(batch: Sequence[tuple[ContextQuery, list[str]]]) -> torch.Tensor:
+        with autocast(device, args.amp):
+            return model(**{k: v.to(device) for k, v in encode_batch(encoder, dataset, batch).items()})
+
+    def score_pool(query: ContextQuery, candidates: list[str]) -> dict[str, float]:
+        return score_candidates(model, encoder, dataset, query, candidates, device, amp=args.amp)
+
+    def save(directory: Path) -> None:
+        save_reranker(model, tokenizer, directory)
+
+    reranker = PairReranker(model, score_batch, score_pool, save)
+    summary = train_pair_reranker(
+        reranker, args, dataset, train, train_prefetched, validation, validation_prefetched, checkpoints, device
+    )
+    best = summary["best_validation_recall@10"]
+    print(f"trained {summary['steps']} steps; best validation recall@10 (top {args.validation_pool}): {best:.4f}")
+    return summary
+
+
+def write_rerank_results(args: argparse.Namespace, split: str, metrics: dict, device: torch.device) -> dict:
+    """`results_rerank_<split>.json` in the checkpoint directory, with the split, device and prefetched lists
+    named; Recall@10 of each pool and the MRRs on one line."""
+    metrics.update({"split": split, "device": str(device), "prefetched": str(args.prefetched)})
+    shown = [k for k in metrics if k.startswith("recall@10_") or k.startswith("mrr_")]
+    write_split_metrics(Path(args.checkpoint) / f"results_rerank_{split}.json", split, metrics, shown)
+    return metrics
 
 
 def run_evaluate(args: argparse.Namespace) -> dict:
@@ -410,10 +487,7 @@ def run_evaluate(args: argparse.Namespace) -> dict:
             progress=not args.no_progress,
             oracle=not args.no_oracle,
         )
-        metrics.update({"split": split, "device": str(device), "prefetched": str(args.prefetched)})
-        shown = [k for k in metrics if k.startswith("recall@10_") or k.startswith("mrr_")]
-        write_split_metrics(Path(args.checkpoint) / f"results_rerank_{split}.json", split, metrics, shown)
-        results[split] = metrics
+        results[split] = write_rerank_results(args, split, metrics, device)
     return results
 
 

@@ -92,11 +92,9 @@ class Reranker(nn.Module):
         return torch.sigmoid(self.head(torch.relu(states.last_hidden_state[:, 0])).squeeze(-1).float())
 
 
-def load_reranker(model_name_or_path: str | Path, device: torch.device) -> tuple[Reranker, object]:
-    """Tokenizer and model from a hub id or a local directory (a pretrained BERT or a saved reranker).
-
-    A saved reranker directory holds the encoder and tokenizer (`save_pretrained`) and `head.pt`.
-    """
+def load_encoder(model_name_or_path: str | Path):
+    """(encoder, tokenizer) of a hub id or a local directory (`resolve_model` says in one line why one is
+    missing), the citation markers added to the tokenizer and the embeddings grown to hold them."""
     from transformers import AutoModel, AutoTokenizer
 
     source, local_only = resolve_model(model_name_or_path)
@@ -105,6 +103,15 @@ def load_reranker(model_name_or_path: str | Path, device: torch.device) -> tuple
     encoder = AutoModel.from_pretrained(source, local_files_only=local_only)
     if encoder.get_input_embeddings().num_embeddings < len(tokenizer):
         encoder.resize_token_embeddings(len(tokenizer))
+    return encoder, tokenizer
+
+
+def load_reranker(model_name_or_path: str | Path, device: torch.device) -> tuple[Reranker, object]:
+    """Tokenizer and model from a hub id or a local directory (a pretrained BERT or a saved reranker).
+
+    A saved reranker directory holds the encoder and tokenizer (`save_pretrained`) and `head.pt`.
+    """
+    encoder, tokenizer = load_encoder(model_name_or_path)
     model = Reranker(encoder)
     head = Path(model_name_or_path) / "head.pt"
     if head.is_file():

@@ -153,6 +153,11 @@ def _load_rmc(root: Path) -> CitationRData:
     return CitationRData("rmc", papers, queries, list(papers), dropped)
 
 
+def citationr_texts(data: CitationRData) -> list[str]:
+    """What a tiny local model's vocabulary is trained on: every paper's title, abstract and reference titles."""
+    return [f"{p.title} {p.abstract} {' '.join(p.references)}" for p in data.papers.values()]
+
+
 # ------------------------------------------------------------------------------------------------------ metrics
 
 
@@ -226,22 +231,27 @@ def sample_batch(
     return items
 
 
-def encode_papers(encoder, data: CitationRData, ids: list[str], max_num_ref: int, batch: int = 16):
+def encode_papers(encoder, data: CitationRData, ids: list[str], max_num_ref: int, batch: int = 16, amp: bool = False):
+    """Each paper's vector (L2-normalised, float32), `batch` papers a forward pass."""
     import torch
+
+    from trainers.runtime import autocast
 
     out = []
     with torch.no_grad():
         for start in range(0, len(ids), batch):
             chunk = [data.papers[p] for p in ids[start : start + batch]]
-            out.append(encoder([p.text for p in chunk], [list(p.references[:max_num_ref]) for p in chunk]))
+            with autocast(encoder.bert.device, amp):
+                vectors = encoder([p.text for p in chunk], [list(p.references[:max_num_ref]) for p in chunk])
+            out.append(vectors.float())
     return torch.nn.functional.normalize(torch.cat(out), dim=1)
 
 
-def model_rankings(encoder, data, queries, max_num_ref: int, pool_vectors=None) -> list[list[str]]:
+def model_rankings(encoder, data, queries, max_num_ref: int, pool_vectors=None, amp: bool = False) -> list[list[str]]:
     """Cosine of each query's vector with every pool paper's, best first, the query itself left out."""
     if pool_vectors is None:
-        pool_vectors = encode_papers(encoder, data, data.pool, max_num_ref)
-    query_vectors = encode_papers(encoder, data, [q for q, _ in queries], max_num_ref)
+        pool_vectors = encode_papers(encoder, data, data.pool, max_num_ref, amp=amp)
+    query_vectors = encode_papers(encoder, data, [q for q, _ in queries], max_num_ref, amp=amp)
     scores = (query_vectors @ pool_vectors.T).cpu().numpy()
     rankings = []
     for (qid, _), row in zip(queries, scores, strict=True):
@@ -250,42 +260,92 @@ def model_rankings(encoder, data, queries, max_num_ref: int, pool_vectors=None) 
     return rankings
 
 
-def train_rmcnet(data: CitationRData, args: argparse.Namespace, log=print):
+def train_rmcnet(data: CitationRData, args: argparse.Namespace, log=print, device=None):
     """RMC's run_training: `loops` training loops of `iterations` steps; every `validate_every` steps the model is
     scored on validation (NDCG over the whole ranking, RMC's get_best_model key) and the best kept; after each loop
-    but the last, the train queries' hard negatives are the current model's top `num_knn` pool papers."""
+    but the last, the train queries' hard negatives are the current model's top `num_knn` pool papers.
+
+    `OUTPUT/last.pt` (weights, optimizer, scaler, the mined lists, the best state so far, every generator) is
+    written every `checkpoint_every` steps or `checkpoint_minutes`, at a Ctrl-C and at the end; the same command
+    resumes from it (`--no_resume`: afresh). A stopped run returns `{"stopped": True, ...}` and evaluates nothing."""
     import torch
 
+    from trainers.checkpoints import Checkpointer, capture_rng, restore_rng
     from trainers.rmcnet_model import RMCNetEncoder, irrelevance_triplet_loss
+    from trainers.runtime import autocast, grad_scaler
 
-    encoder = RMCNetEncoder(
-        args.model, way_ref=args.way_ref, ratio_ref=args.ratio_ref, max_length=args.max_seq_len
-    ).train()
+    device = device or torch.device("cpu")
+    amp = getattr(args, "amp", False)
+    encoder = (
+        RMCNetEncoder(args.model, way_ref=args.way_ref, ratio_ref=args.ratio_ref, max_length=args.max_seq_len)
+        .to(device)
+        .train()
+    )
     params = encoder.trainable_parameters(args.trainable_layers)
     optimizer = torch.optim.AdamW(params, lr=args.lr, weight_decay=args.weight_decay)
+    scaler = grad_scaler(device, amp)
     rng = np.random.default_rng(args.seed)
     train, validation = data.queries["train"], data.queries["validation"]
     prefetched: dict[str, list[str]] = {}
     best = (-1.0, None, 0)
     losses, step = [], 0
-    for loop in range(args.loops):
-        for _ in range(args.iterations):
+    checkpoints = Checkpointer(
+        Path(args.output) / "last.pt",
+        getattr(args, "checkpoint_every", 1000),
+        getattr(args, "checkpoint_minutes", 10.0),
+        resume=not getattr(args, "no_resume", False),
+    )
+    state = checkpoints.load()
+    if state is not None:
+        encoder.load_state_dict(state["model"])
+        optimizer.load_state_dict(state["optimizer"])
+        scaler.load_state_dict(state["scaler"])
+        step, prefetched, best, losses = state["step"], state["prefetched"], state["best"], state["losses"]
+        restore_rng(state["rng"], sampler=rng)
+        log(f"resumed from {checkpoints.path} at step {step}")
+
+    def save() -> None:
+        checkpoints.write(
+            {
+                "model": encoder.state_dict(),
+                "optimizer": optimizer.state_dict(),
+                "scaler": scaler.state_dict(),
+                "step": step,
+                "prefetched": prefetched,
+                "best": best,
+                "losses": losses,
+                "rng": capture_rng(sampler=rng),
+            }
+        )
+
+    def summary(stopped: bool) -> dict:
+        return {"best_step": best[2], "best_validation_ndcg": best[0], "train_losses": losses, "stopped": stopped}
+
+    total = args.loops * args.iterations
+    with checkpoints:
+        while step < total:
+            loop = step // args.iterations
             step += 1
             items = sample_batch(data, train, rng, prefetched, args.max_n_sample)
             papers = [data.papers[i[0]] for i in items]
-            vectors = encoder([p.text for p in papers], [list(p.references[: args.max_num_ref]) for p in papers])
+            with autocast(device, amp):
+                vectors = encoder([p.text for p in papers], [list(p.references[: args.max_num_ref]) for p in papers])
             loss = irrelevance_triplet_loss(
-                vectors, torch.tensor([i[1] for i in items]), torch.tensor([i[2] for i in items]), args.base_margin
+                vectors.float(),
+                torch.tensor([i[1] for i in items], device=device),
+                torch.tensor([i[2] for i in items], device=device),
+                args.base_margin,
             )
             optimizer.zero_grad()
-            loss.backward()
-            optimizer.step()
+            scaler.scale(loss).backward()
+            scaler.step(optimizer)
+            scaler.update()
             losses.append(loss.item())
             if step % args.validate_every == 0:
                 encoder.eval()
                 queries = validation or train
                 ndcg = evaluate_rankings(
-                    model_rankings(encoder, data, queries, args.max_num_ref),
+                    model_rankings(encoder, data, queries, args.max_num_ref, amp=amp),
                     [set(p) for _, p in queries],
                     len(data.pool),
                 )["ndcg"]
@@ -293,20 +353,26 @@ def train_rmcnet(data: CitationRData, args: argparse.Namespace, log=print):
                 if ndcg > best[0]:
                     best = (ndcg, {k: v.detach().clone() for k, v in encoder.state_dict().items()}, step)
                 encoder.train()
-        if loop < args.loops - 1:
-            encoder.eval()
-            rankings = model_rankings(encoder, data, train, args.max_num_ref)
-            prefetched = {q: r[: args.num_knn] for (q, _), r in zip(train, rankings, strict=True)}
-            encoder.train()
+            if step % args.iterations == 0 and loop < args.loops - 1:
+                encoder.eval()
+                rankings = model_rankings(encoder, data, train, args.max_num_ref, amp=amp)
+                prefetched = {q: r[: args.num_knn] for (q, _), r in zip(train, rankings, strict=True)}
+                encoder.train()
+            if step < total and checkpoints.step_done(step, save):
+                return encoder.eval(), summary(stopped=True)
+        save()  # a finished run: the same command again evaluates without training
     if best[1] is not None:
         encoder.load_state_dict(best[1])
-    return encoder.eval(), {"best_step": best[2], "best_validation_ndcg": best[0], "train_losses": losses}
+    return encoder.eval(), summary(stopped=False)
 
 
 # ----------------------------------------------------------------------------------------------------------- cli
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    from trainers.checkpoints import add_checkpoint_flags
+    from trainers.runtime import add_preset_flag, add_runtime_flags
+
     parser = argparse.ArgumentParser(
         prog="python -m trainers.rmcnet", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
@@ -316,13 +382,14 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--output", required=True, help="Directory for results_<split>.json.")
     parser.add_argument("--model", default="allenai/scibert_scivocab_uncased", help="Hub id or local model dir.")
     parser.add_argument("--build_tiny_model", help="Build a tiny local BERT from the dataset's texts here; use it.")
-    parser.add_argument("--preset", choices=sorted(PRESETS), default="paper")
+    add_preset_flag(parser, PRESETS, "2 loops x 6 steps, 64 tokens, 5 references (seconds on a CPU)", "RMC's")
     parser.add_argument("--way_ref", choices=("atten", "avg", "concat", "no"), default="atten")
     parser.add_argument("--ratio_ref", type=float, default=0.6, help="Reference share of the vector; 0 = concat.")
     parser.add_argument("--trainable_layers", type=int, default=2, help="Top encoder layers trained (RMC: 2).")
     parser.add_argument("--base_margin", type=float, default=0.05)
     parser.add_argument("--split", nargs="+", default=["test"], choices=SPLITS)
-    parser.add_argument("--seed", type=int, default=0)
+    add_runtime_flags(parser)
+    add_checkpoint_flags(parser, every=1000)
     for name, kind in (("loops", int), ("iterations", int), ("validate_every", int), ("max_seq_len", int)):
         parser.add_argument(f"--{name}", type=kind)
     for name, kind in (("max_num_ref", int), ("lr", float), ("weight_decay", float), ("num_knn", int)):
@@ -338,7 +405,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> dict:
     args = parse_args(argv)
     from trainers.rerank_model import ModelUnavailableError, resolve_model
-    from trainers.runtime import dataset_versions, seed_everything, write_split_metrics
+    from trainers.runtime import dataset_versions, resolve_device, seed_everything, write_split_metrics
 
     try:
         data = load_citationr(args.dataset, args.layout, args.include_unresolved)
@@ -349,18 +416,21 @@ def main(argv: list[str] | None = None) -> dict:
     if args.build_tiny_model:
         from trainers.tiny_model import build_tiny_bert
 
-        texts = [f"{p.title} {p.abstract} {' '.join(p.references)}" for p in data.papers.values()]
-        args.model = str(build_tiny_bert(Path(args.build_tiny_model), texts))
+        args.model = str(build_tiny_bert(Path(args.build_tiny_model), citationr_texts(data)))
     try:
         args.model, _ = resolve_model(args.model)
     except ModelUnavailableError as error:
         raise SystemExit(f"error: {error}") from error
     seed_everything(args.seed)
+    device = resolve_device(args.device)
     start = time.perf_counter()
-    encoder, training = train_rmcnet(data, args)
+    encoder, training = train_rmcnet(data, args, device=device)
     train_seconds = time.perf_counter() - start
+    if training["stopped"]:
+        return {}
     options = {k: v for k, v in vars(args).items() if k not in ("split",)}
     common = {"dataset_versions": dataset_versions(args.dataset), "layout": data.layout, "candidates": len(data.pool)}
+    common["device"] = str(device)
     common["positives_outside_candidates"] = data.dropped_positives
     results = {}
     pool_vectors = None
@@ -371,10 +441,9 @@ def main(argv: list[str] | None = None) -> dict:
             continue
         relevant = [set(p) for _, p in queries]
         if pool_vectors is None:
-            pool_vectors = encode_papers(encoder, data, data.pool, args.max_num_ref)
-        rmcnet = evaluate_rankings(
-            model_rankings(encoder, data, queries, args.max_num_ref, pool_vectors), relevant, len(data.pool)
-        )
+            pool_vectors = encode_papers(encoder, data, data.pool, args.max_num_ref, amp=args.amp)
+        rankings = model_rankings(encoder, data, queries, args.max_num_ref, pool_vectors, amp=args.amp)
+        rmcnet = evaluate_rankings(rankings, relevant, len(data.pool))
         bm25 = evaluate_rankings(bm25_rankings(data, queries), relevant, len(data.pool))
         result = {
             **common,

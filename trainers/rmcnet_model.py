@@ -47,7 +47,7 @@ def irrelevance_triplet_loss(
     anchor = levels == 0
     valid = anchor[:, None, None] & same[:, :, None] & positive[None, :, None] & ~anchor[None, None, :]
     valid &= ~(same & (levels[None, :] <= levels[:, None]))[None, :, :]
-    eye = torch.eye(len(levels), dtype=torch.bool)
+    eye = torch.eye(len(levels), dtype=torch.bool, device=levels.device)
     valid &= ~eye[:, :, None] & ~eye[:, None, :] & ~eye[None, :, :]
     diff = sim[:, None, :] - sim[:, :, None] + margin[None, :, :]
     return (diff.clamp(min=0) * valid).sum() / anchor.sum().clamp(min=1)

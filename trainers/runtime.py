@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
 
@@ -68,16 +68,6 @@ def write_split_metrics(path: Path, split: str, metrics: dict, shown: Sequence[s
     print(f"{split}: " + ", ".join(f"{k}={metrics[k]:.4f}" for k in keys) + f" ({path})")
 
 
-def rng_state() -> dict:
-    return {"python": random.getstate(), "numpy": np.random.get_state(), "torch": torch.get_rng_state()}
-
-
-def set_rng_state(state: dict) -> None:
-    random.setstate(state["python"])
-    np.random.set_state(state["numpy"])
-    torch.set_rng_state(state["torch"])
-
-
 def add_dataset_flags(parser: argparse.ArgumentParser) -> None:
     """--dataset, --context_field."""
     parser.add_argument(
@@ -94,6 +84,12 @@ def add_dataset_flags(parser: argparse.ArgumentParser) -> None:
 def add_common_flags(parser: argparse.ArgumentParser) -> None:
     """The dataset flags and --device, --amp, --seed, --no_progress."""
     add_dataset_flags(parser)
+    add_runtime_flags(parser)
+
+
+def add_runtime_flags(parser: argparse.ArgumentParser) -> None:
+    """--device (auto: CUDA when present), --amp (on by default; `autocast` and `grad_scaler` make it a no-op off
+    CUDA), --seed, --no_progress: every trainer's, so that each takes the GPU and mixed precision the same way."""
     parser.add_argument("--device", default="auto", help="auto (CUDA when present), cpu, cuda or cuda:N.")
     parser.add_argument(
         "--amp", action=argparse.BooleanOptionalAction, default=True, help="Mixed precision (float16) on CUDA."
@@ -110,6 +106,14 @@ def add_preset_flag(parser: argparse.ArgumentParser, presets, what: str, paper: 
         default="paper",
         help=f"paper: {paper} (default); smoke: {what}. Explicit flags override the preset.",
     )
+
+
+def parse_with_preset(build_parser: Callable[[str], argparse.ArgumentParser], argv: list[str] | None):
+    """Parse `argv` with the parser `build_parser(preset)` makes for the --preset it names (`paper` when none), so
+    that a preset's values are the defaults and explicit flags override them."""
+    first = argparse.ArgumentParser(add_help=False)
+    first.add_argument("--preset", default="paper")
+    return build_parser(first.parse_known_args(argv)[0].preset).parse_args(argv)
 
 
 def add_field_flag(parser: argparse.ArgumentParser, field) -> None:

@@ -6,7 +6,8 @@ greedy maximisation of a monotone submodular function of relevance, coverage and
     python -m trainers.submodular evaluate --dataset out/ --checkpoint runs/sbert --split test
     python -m trainers.submodular train    --dataset out/ --output runs/sbert --model runs/tiny-bert --preset smoke
 
-Encoder: a BERT's last hidden states mean-pooled over the attention mask (SBERT's default pooling); papers are read
+Encoder: a BERT's last hidden states mean-pooled over the attention mask (SBERT's default pooling; `--pooling cls`
+takes the [CLS] state, SPECTER's paper vector; the default is what the model was saved with); papers are read
 as title + abstract, queries as the local context followed by the citing paper's title and abstract (`--query_text`).
 The citation markers are single special tokens (`rerank_model.add_marker_tokens`).
 
@@ -55,16 +56,18 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from trainers.checkpoints import Checkpointer, add_checkpoint_flags, capture_rng, restore_rng
 from trainers.data import SPLITS, CitationDataset, ContextQuery, citing_paper, load_dataset
 from trainers.metrics import ranking_metrics, recall_ks_up_to, set_metrics
 from trainers.prefetch import PaperIndex
-from trainers.rerank_model import add_marker_tokens, add_model_flag, paper_text, resolve_model, run_bert_command
+from trainers.rerank_model import add_model_flag, load_encoder, paper_text, run_bert_command
 from trainers.runtime import (
     add_common_flags,
     add_preset_flag,
     autocast,
     dataset_versions,
     grad_scaler,
+    parse_with_preset,
     read_json,
     resolve_device,
     write_json,
@@ -74,6 +77,8 @@ from trainers.runtime import (
 DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 SBERT_CONFIG = "sbert_config.json"
 QUERY_TEXTS = ("context", "citing", "both")
+POOLINGS = ("mean", "cls")
+POOLING_HELP = "mean (SBERT, all-MiniLM) or cls (SPECTER); default: as the model was saved, else mean."
 
 # `--preset smoke`: minutes on two CPU cores with a tiny local model; explicit flags win over it.
 PRESETS: dict[str, dict[str, object]] = {
@@ -226,14 +231,7 @@ def greedy_select(objective: SubmodularObjective, k: int) -> list[int]:
 
 def load_sbert(model_name_or_path: str | Path, device: torch.device):
     """(encoder, tokenizer) from a hub id or local directory; `resolve_model` says in one line why one is missing."""
-    from transformers import AutoModel, AutoTokenizer
-
-    source, local_only = resolve_model(model_name_or_path)
-    tokenizer = AutoTokenizer.from_pretrained(source, local_files_only=local_only)
-    add_marker_tokens(tokenizer)
-    encoder = AutoModel.from_pretrained(source, local_files_only=local_only)
-    if encoder.get_input_embeddings().num_embeddings < len(tokenizer):
-        encoder.resize_token_embeddings(len(tokenizer))
+    encoder, tokenizer = load_encoder(model_name_or_path)
     return encoder.to(device), tokenizer
 
 
@@ -244,6 +242,30 @@ def mean_pool(encoder, batch: dict[str, torch.Tensor]) -> torch.Tensor:
     return (states * mask).sum(dim=1) / mask.sum(dim=1).clamp(min=1e-9)
 
 
+def pool(encoder, batch: dict[str, torch.Tensor], pooling: str = "mean") -> torch.Tensor:
+    """A text's vector: `mean` pooling (SBERT, all-MiniLM) or the [CLS] state (`cls`: SPECTER's paper vector)."""
+    if pooling == "cls":
+        return encoder(**batch).last_hidden_state[:, 0]
+    return mean_pool(encoder, batch)
+
+
+def model_pooling(model_name_or_path: str | Path) -> str:
+    """The pooling a model was saved with: our `sbert_config.json`, else a sentence-transformers model's
+    `1_Pooling/config.json` (local, or in the hub cache), else `mean`. SPECTER ships neither: pass --pooling cls."""
+    path = Path(model_name_or_path)
+    if (path / SBERT_CONFIG).is_file():
+        return read_json(path / SBERT_CONFIG).get("pooling", "mean")
+    pooling_file = path / "1_Pooling" / "config.json"
+    if not pooling_file.is_file() and not path.exists():
+        from huggingface_hub import try_to_load_from_cache
+
+        cached = try_to_load_from_cache(str(model_name_or_path), "1_Pooling/config.json")
+        pooling_file = Path(cached) if isinstance(cached, str) else pooling_file
+    if pooling_file.is_file():
+        return "cls" if read_json(pooling_file).get("pooling_mode_cls_token") else "mean"
+    return "mean"
+
+
 def tokenize(tokenizer, texts: Sequence[str], max_length: int, device: torch.device) -> dict[str, torch.Tensor]:
     batch = tokenizer(list(texts), padding=True, truncation=True, max_length=max_length, return_tensors="pt")
     return {key: value.to(device) for key, value in batch.items()}
@@ -251,7 +273,15 @@ def tokenize(tokenizer, texts: Sequence[str], max_length: int, device: torch.dev
 
 @torch.inference_mode()
 def embed_texts(
-    encoder, tokenizer, texts: Sequence[str], device: torch.device, *, max_length: int, batch_size: int = 64, amp=False
+    encoder,
+    tokenizer,
+    texts: Sequence[str],
+    device: torch.device,
+    *,
+    max_length: int,
+    batch_size: int = 64,
+    amp: bool = False,
+    pooling: str = "mean",
 ) -> torch.Tensor:
     """L2-normalised embeddings (N, D), float32, in the order of `texts` (batched by length)."""
     encoder.eval()
@@ -260,7 +290,7 @@ def embed_texts(
     for start in range(0, len(order), batch_size):
         rows = order[start : start + batch_size]
         with autocast(device, amp):
-            vectors = mean_pool(encoder, tokenize(tokenizer, [texts[i] for i in rows], max_length, device))
+            vectors = pool(encoder, tokenize(tokenizer, [texts[i] for i in rows], max_length, device), pooling)
         out[torch.tensor(rows, device=device)] = torch.nn.functional.normalize(vectors.float(), dim=-1)
     return out
 
@@ -385,11 +415,16 @@ def mine_nearest(encoder, tokenizer, dataset, queries, args, device) -> dict[str
     """Each query's nearest papers by the current model (citing paper and later papers excluded)."""
     paper_ids = dataset.paper_ids()
     papers = embed_texts(
-        encoder, tokenizer, [paper_text(dataset.papers[p]) for p in paper_ids], device, max_length=args.max_length
+        encoder,
+        tokenizer,
+        [paper_text(dataset.papers[p]) for p in paper_ids],
+        device,
+        max_length=args.max_length,
+        pooling=args.pooling,
     )
     index = PaperIndex.build(paper_ids, papers, [dataset.papers[p].date for p in paper_ids])
     texts = [query_text(dataset, q, args.query_text) for q in queries]
-    embedded = embed_texts(encoder, tokenizer, texts, device, max_length=args.max_length)
+    embedded = embed_texts(encoder, tokenizer, texts, device, max_length=args.max_length, pooling=args.pooling)
     rankings = index.search(
         embedded, args.hard_pool + 16, [q.citing_id for q in queries], [q.citing_date for q in queries]
     )
@@ -423,7 +458,7 @@ def batch_loss(objective: str, encoder, tokenizer, dataset, text: dict[str, str]
         texts += [paper_text(dataset.papers[p]) for _, p, _ in batch]
         texts += [paper_text(dataset.papers[n]) for _, _, n in batch]
     with autocast(device, args.amp):
-        vectors = mean_pool(encoder, tokenize(tokenizer, texts, args.max_length, device)).float()
+        vectors = pool(encoder, tokenize(tokenizer, texts, args.max_length, device), args.pooling).float()
     b = len(batch)
     if objective == "siamese":
         targets = torch.tensor([p.target for p in batch], device=device)
@@ -432,27 +467,66 @@ def batch_loss(objective: str, encoder, tokenizer, dataset, text: dict[str, str]
     return triplet_loss(vectors[:b], vectors[b : 2 * b], vectors[2 * b :], args.margin)
 
 
-def run_phase(objective: str, encoder, tokenizer, dataset, train, graph, args, device, rng) -> list[dict]:
-    """One objective's epochs (at most --max_steps steps); one record per epoch."""
+def run_phase(
+    objective: str,
+    encoder,
+    tokenizer,
+    dataset,
+    train,
+    graph,
+    args,
+    device,
+    rng,
+    checkpoints: Checkpointer,
+    history: list[dict],
+    state: dict | None = None,
+) -> bool:
+    """One objective's epochs (at most --max_steps steps), a record per epoch appended to `history`; resumes from
+    `state` (this phase's checkpoint) when given. True when a Ctrl-C stopped it (the checkpoint written)."""
     text = {q.context_id: query_text(dataset, q, args.query_text) for q in train}
     optimizer = torch.optim.AdamW(encoder.parameters(), lr=args.learning_rate, weight_decay=args.weight_decay)
     scaler = grad_scaler(device, args.amp)
     encoder.train()
-    items = epoch_items(objective, encoder, tokenizer, dataset, train, graph, args, device, rng)
-    total = args.epochs * max(1, math.ceil(len(items) / args.batch_size))  # later epochs draw about as many
-    if args.max_steps:
-        total = min(total, args.max_steps)
+    if state is None:
+        items = epoch_items(objective, encoder, tokenizer, dataset, train, graph, args, device, rng)
+        total = args.epochs * max(1, math.ceil(len(items) / args.batch_size))  # later epochs draw about as many
+        if args.max_steps:
+            total = min(total, args.max_steps)
+        epoch, items_epoch, first, step, losses = 0, 0, 0, 0, []
+    else:
+        items, total, epoch, first, step = state["items"], state["total"], state["epoch"], state["next"], state["step"]
+        items_epoch, losses = epoch, state["losses"]
     scheduler = linear_warmup(optimizer, total)
-    step, history = 0, []
-    for epoch in range(args.epochs):
-        if step >= total:
-            break
-        start, losses = time.perf_counter(), []
-        if epoch:
+    if state is not None:
+        optimizer.load_state_dict(state["optimizer"])
+        scaler.load_state_dict(state["scaler"])
+        scheduler.load_state_dict(state["scheduler"])
+
+    def save() -> None:
+        checkpoints.write(
+            {
+                "objective": objective,
+                "model": encoder.state_dict(),
+                "optimizer": optimizer.state_dict(),
+                "scaler": scaler.state_dict(),
+                "scheduler": scheduler.state_dict(),
+                "items": items,
+                "total": total,
+                "epoch": epoch,
+                "next": first,
+                "step": step,
+                "losses": losses,
+                "history": history,
+                "rng": capture_rng(sampler=rng),
+            }
+        )
+
+    started = time.perf_counter()
+    while epoch < args.epochs and step < total:
+        if items_epoch != epoch:
             items = epoch_items(objective, encoder, tokenizer, dataset, train, graph, args, device, rng)
-        for first in range(0, len(items), args.batch_size):
-            if step >= total:
-                break
+            items_epoch = epoch
+        while first < len(items) and step < total:
             loss = batch_loss(
                 objective, encoder, tokenizer, dataset, text, items[first : first + args.batch_size], args, device
             )
@@ -463,41 +537,66 @@ def run_phase(objective: str, encoder, tokenizer, dataset, train, graph, args, d
             scheduler.step()
             losses.append(loss.item())
             step += 1
+            first += args.batch_size
+            if checkpoints.step_done(step, save):
+                return True
         record = {
             "objective": objective,
             "epoch": epoch + 1,
             "steps": step,
             "items": len(items),
             "train_loss": sum(losses) / len(losses) if losses else None,
-            "seconds": time.perf_counter() - start,
+            "seconds": time.perf_counter() - started,
         }
         history.append(record)
         if not args.no_progress:
             print(f"{objective} epoch {epoch + 1}: {len(losses)} steps, mean loss {record['train_loss']}")
-    return history
+        epoch, first, losses, started = epoch + 1, 0, [], time.perf_counter()
+    save()  # the phase's end: a run stopped in the next phase resumes after it
+    return False
 
 
 def run_train(args: argparse.Namespace) -> dict:
+    """Fine-tune (Siamese, triplet or both), resumable from OUTPUT/last.pt; the model saved in OUTPUT at the end."""
     device = resolve_device(args.device)
     dataset = load_dataset(args.dataset, args.context_field)
     train = dataset.split_queries("train", "SBERT fine-tuning")
     graph = citation_graph(train)  # the training split's edges only: no validation or test edge shortens a path
     encoder, tokenizer = load_sbert(args.model, device)
+    args.pooling = args.pooling or model_pooling(args.model)
     rng = random.Random(args.seed)
     objectives = ["siamese", "triplet"] if args.objective == "both" else [args.objective]
-    history = []
-    for objective in objectives:
-        history += run_phase(objective, encoder, tokenizer, dataset, train, graph, args, device, rng)
     output = Path(args.output)
+    checkpoints = Checkpointer(
+        output / "last.pt", args.checkpoint_every, args.checkpoint_minutes, resume=not args.no_resume
+    )
+    state = checkpoints.load()
+    history: list[dict] = []
+    if state is not None:
+        encoder.load_state_dict(state["model"])
+        history = state["history"]
+        restore_rng(state["rng"], sampler=rng)
+    with checkpoints:
+        for objective in objectives:
+            if state is not None and objectives.index(objective) < objectives.index(state["objective"]):
+                continue  # a phase the checkpoint has finished
+            resume = state if state is not None and state["objective"] == objective else None
+            if run_phase(
+                objective, encoder, tokenizer, dataset, train, graph, args, device, rng, checkpoints, history, resume
+            ):
+                return {"history": history, "stopped": True}
     options = {k: v for k, v in vars(args).items() if k != "command"}
     save_sbert(
-        encoder, tokenizer, output, {"pooling": "mean", "max_length": args.max_length, "query_text": args.query_text}
+        encoder,
+        tokenizer,
+        output,
+        {"pooling": args.pooling, "max_length": args.max_length, "query_text": args.query_text},
     )
     write_json(output / "train_history.json", history)
     write_json(output / "train_config.json", {**options, "dataset_versions": dataset_versions(args.dataset)})
     steps = sum(max((r["steps"] for r in history if r["objective"] == o), default=0) for o in objectives)
     print(f"fine-tuned ({', '.join(objectives)}), {steps} steps; model in {output}")
-    return {"history": history, "steps": steps}
+    return {"history": history, "steps": steps, "stopped": False}
 
 
 # ---------------------------------------------------------------- evaluation
@@ -565,6 +664,7 @@ def run_evaluate(args: argparse.Namespace) -> dict:
     if args.query_text is None:  # as the model was trained to read them
         saved = read_json(checkpoint / SBERT_CONFIG) if (checkpoint / SBERT_CONFIG).is_file() else {}
         args.query_text = saved.get("query_text", "both")
+    args.pooling = args.pooling or model_pooling(args.checkpoint)
     dataset = load_dataset(args.dataset, args.context_field)
     split_queries = {split: dataset.split_queries(split, "SBERT evaluation") for split in args.split}
     paper_ids = dataset.paper_ids()
@@ -577,6 +677,7 @@ def run_evaluate(args: argparse.Namespace) -> dict:
         max_length=args.max_length,
         batch_size=args.batch_size,
         amp=args.amp,
+        pooling=args.pooling,
     )
     index = PaperIndex.build(paper_ids, papers, [dataset.papers[p].date for p in paper_ids])
     embed_seconds = time.perf_counter() - start
@@ -587,7 +688,14 @@ def run_evaluate(args: argparse.Namespace) -> dict:
         start = time.perf_counter()
         texts = [query_text(dataset, q, args.query_text) for q in queries]
         vectors = embed_texts(
-            encoder, tokenizer, texts, device, max_length=args.max_length, batch_size=args.batch_size, amp=args.amp
+            encoder,
+            tokenizer,
+            texts,
+            device,
+            max_length=args.max_length,
+            batch_size=args.batch_size,
+            amp=args.amp,
+            pooling=args.pooling,
         )
         plain, chosen = select_for_queries(vectors, index, queries, args)
         metrics = selection_metrics(plain, chosen, [set(q.cited_ids) for q in queries], args.ks)
@@ -645,6 +753,8 @@ def build_parser(preset: str = "paper") -> argparse.ArgumentParser:
     train.add_argument("--weight_decay", type=float, default=0.01, help="AdamW weight decay (0.01).")
     train.add_argument("--max_length", type=int, default=256, help="Tokens per text (256).")
     train.add_argument("--query_text", choices=QUERY_TEXTS, default="both", help="What a query reads (both).")
+    train.add_argument("--pooling", choices=POOLINGS, help=POOLING_HELP)
+    add_checkpoint_flags(train)
     train.set_defaults(**PRESETS.get(preset, {}))
 
     evaluate = commands.add_parser(
@@ -667,14 +777,13 @@ def build_parser(preset: str = "paper") -> argparse.ArgumentParser:
     evaluate.add_argument(
         "--query_text", choices=QUERY_TEXTS, help="What a query reads (default: as trained, else both)."
     )
+    evaluate.add_argument("--pooling", choices=POOLINGS, help=POOLING_HELP)
     evaluate.set_defaults(**EVALUATE_PRESETS.get(preset, {}))
     return parser
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    first = argparse.ArgumentParser(add_help=False)
-    first.add_argument("--preset", default="paper")
-    args = build_parser(first.parse_known_args(argv)[0].preset).parse_args(argv)
+    args = parse_with_preset(build_parser, argv)
     if args.command == "evaluate" and (min(args.ks) < 1 or args.candidates < 1):
         raise SystemExit("error: --ks and --candidates must be at least 1")
     return args

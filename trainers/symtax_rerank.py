@@ -37,7 +37,6 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
-import random
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -48,23 +47,26 @@ from trainers.data import (
     SPLITS,
     CitationDataset,
     ContextQuery,
-    EmptySplitError,
     is_parquet_dataset,
     load_dataset,
 )
 from trainers.metrics import RERANK_POOL_SIZES
 from trainers.rerank import (
     PRESETS,
+    PairReranker,
+    add_reranker_training_flags,
     encode_batch,
     load_prefetched,
     rerank_pools,
-    training_candidates,
+    reranker_queries,
+    train_pair_reranker,
+    training_checkpoints,
+    write_rerank_results,
 )
 from trainers.rerank_model import (
     PairEncoder,
     add_model_flag,
     load_reranker,
-    rerank_triplet_loss,
     run_bert_command,
 )
 from trainers.runtime import (
@@ -72,10 +74,8 @@ from trainers.runtime import (
     add_preset_flag,
     autocast,
     dataset_versions,
-    grad_scaler,
+    parse_with_preset,
     resolve_device,
-    write_json,
-    write_split_metrics,
 )
 from trainers.symtax_model import FUSIONS, GRAPH_LAYERS, UNKNOWN, SymTaxReranker, TaxonomyFusion
 
@@ -317,18 +317,7 @@ def build_parser(preset: str = "paper") -> argparse.ArgumentParser:
     )
     train.add_argument("--category_dim", type=int, default=512, help="ln_cat's output size (512).")
     _add_taxonomy_flags(train)
-    train.add_argument("--epochs", type=int, default=1, help="Passes over the training queries (1).")
-    train.add_argument("--max_steps", type=int, default=0, help="Stop after this many steps (0: no limit).")
-    train.add_argument("--n_document", type=int, default=32, help="1 cited + n_document - 1 negatives (32).")
-    train.add_argument("--queries_per_batch", type=int, default=1, help="Queries per step (1).")
-    train.add_argument("--rerank_top_k", type=int, default=2000, help="Negatives come from the top K (2000).")
-    train.add_argument("--learning_rate", type=float, default=1e-5, help="AdamW learning rate (1e-5).")
-    train.add_argument("--weight_decay", type=float, default=1e-2, help="AdamW weight decay (1e-2).")
-    train.add_argument("--margin", type=float, default=0.1, help="Triplet margin (0.1).")
-    train.add_argument("--max_length", type=int, default=512, help="Tokens per pair (512).")
-    train.add_argument("--validate_every", type=int, default=5000, help="Steps between validations (5000).")
-    train.add_argument("--validation_queries", type=int, default=1000, help="Validation queries used (1000).")
-    train.add_argument("--validation_pool", type=int, default=100, help="Prefetched candidates reranked (100).")
+    add_reranker_training_flags(train)
     train.set_defaults(**PRESETS.get(preset, {}))
     run = commands.add_parser("evaluate", help="Evaluate prefetch + SymTax rerank.")
     add_common_flags(run)
@@ -343,91 +332,55 @@ def build_parser(preset: str = "paper") -> argparse.ArgumentParser:
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    first = argparse.ArgumentParser(add_help=False)
-    first.add_argument("--preset", default="paper")
-    return build_parser(first.parse_known_args(argv)[0].preset).parse_args(argv)
+    return parse_with_preset(build_parser, argv)
 
 
 def run_train(args: argparse.Namespace) -> dict:
-    from tqdm.auto import tqdm
-
     device = resolve_device(args.device)
     dataset = load_dataset(args.dataset, args.context_field)
     fields = load_taxonomy_fields(args.dataset)
-    prefetched_dir = Path(args.prefetched)
-    train_prefetched = load_prefetched(prefetched_dir, "train")
-    train = [q for q in dataset.split_queries("train", "reranker training") if q.context_id in train_prefetched]
-    if not train:
-        raise EmptySplitError(f"{prefetched_dir / 'prefetched_train.json'} has none of the training contexts")
+    train, train_prefetched, validation, validation_prefetched = reranker_queries(dataset, args)
     train = with_headings(train, fields, args.section_heading)
-    validation = with_headings(
-        (dataset.queries.get("validation") or [])[: args.validation_queries], fields, args.section_heading
-    )
-    validation_prefetched = load_prefetched(prefetched_dir, "validation") if validation else {}
-    model, tokenizer, config = build_model(
-        args.model,
-        device,
-        fusion=args.fusion,
-        graph_layer=args.graph_layer,
-        curvature=args.curvature,
-        category_dim=args.category_dim,
-    )
-    config["section_heading"] = args.section_heading
+    validation = with_headings(validation, fields, args.section_heading)
+    checkpoints = training_checkpoints(args)
+    if checkpoints.load() is not None:
+        model, tokenizer, config = load_model(checkpoints.directory, device)
+    else:
+        model, tokenizer, config = build_model(
+            args.model,
+            device,
+            fusion=args.fusion,
+            graph_layer=args.graph_layer,
+            curvature=args.curvature,
+            category_dim=args.category_dim,
+        )
+        config["section_heading"] = args.section_heading
     lookup = CategoryLookup(fields, config.get("nodes"))
     encoder = PairEncoder(tokenizer, args.max_length)
-    trainable = [p for p in model.parameters() if p.requires_grad]
-    optimizer = torch.optim.AdamW(trainable, lr=args.learning_rate, weight_decay=args.weight_decay)
-    scaler = grad_scaler(device, args.amp)
-    rng = random.Random(args.seed)
-    order = [q for _ in range(args.epochs) for q in random.Random(args.seed).sample(train, len(train))]
-    schedule = [order[i : i + args.queries_per_batch] for i in range(0, len(order), args.queries_per_batch)]
-    if args.max_steps:
-        schedule = schedule[: args.max_steps]
-    output = Path(args.output)
-    step, best_score, history, losses = 0, -1.0, [], []
 
-    def checkpoint() -> None:
-        nonlocal best_score
-        record: dict = {"step": step, "train_loss": sum(losses) / len(losses) if losses else None}
-        if validation:
-            score = scorer(model, encoder, dataset, lookup, device, amp=args.amp)
-            metrics = rerank_pools(
-                score, dataset, validation, validation_prefetched, pool_sizes=[args.validation_pool], oracle=False
-            )
-            record["validation_recall@10"] = metrics[f"recall@10_rerank_top{args.validation_pool}"]
-            if record["validation_recall@10"] >= best_score:
-                best_score = record["validation_recall@10"]
-                save_model(model, tokenizer, config, output / "best")
-        history.append(record)
-        losses.clear()
-        save_model(model, tokenizer, config, output / "last")
-        write_json(output / "train_history.json", history)
+    def score_batch(batch: Sequence[tuple[ContextQuery, list[str]]]) -> torch.Tensor:
+        return score_pairs(model, encoder, dataset, lookup, batch, device, args.amp)
 
-    for queries in tqdm(schedule, desc="symtax rerank", disable=args.no_progress):
-        model.train()
-        batch = [
-            (q, training_candidates(q, train_prefetched[q.context_id], args.rerank_top_k, args.n_document, rng))
-            for q in queries
-        ]
-        width = min(len(candidates) for _, candidates in batch)
-        step += 1
-        if width < 2:
-            continue
-        batch = [(q, candidates[:width]) for q, candidates in batch]
-        scores = score_pairs(model, encoder, dataset, lookup, batch, device, args.amp).view(len(batch), width)
-        loss = rerank_triplet_loss(scores[:, 0], scores[:, 1:], args.margin)
-        optimizer.zero_grad(set_to_none=True)
-        scaler.scale(loss).backward()
-        scaler.step(optimizer)
-        scaler.update()
-        losses.append(loss.item())
-        if step % args.validate_every == 0:
-            checkpoint()
-    if not history or history[-1]["step"] != step:
-        checkpoint()
-    write_json(output / "train_config.json", {k: v for k, v in vars(args).items() if k != "command"})
-    print(f"trained {step} steps ({args.fusion} fusion); best validation recall@10: {best_score:.4f}")
-    return {"steps": step, "best_validation_recall@10": best_score, "history": history}
+    def save(directory: Path) -> None:
+        save_model(model, tokenizer, config, directory)
+
+    score_pool = scorer(model, encoder, dataset, lookup, device, amp=args.amp)
+    reranker = PairReranker(model, score_batch, score_pool, save)
+    summary = train_pair_reranker(
+        reranker,
+        args,
+        dataset,
+        train,
+        train_prefetched,
+        validation,
+        validation_prefetched,
+        checkpoints,
+        device,
+        desc="symtax rerank",
+    )
+    best = summary["best_validation_recall@10"]
+    print(f"trained {summary['steps']} steps ({args.fusion} fusion); best validation recall@10: {best:.4f}")
+    return summary
 
 
 def run_evaluate(args: argparse.Namespace) -> dict:
@@ -452,13 +405,10 @@ def run_evaluate(args: argparse.Namespace) -> dict:
         metrics = rerank_pools(
             score, dataset, queries, prefetched, pool_sizes=args.pool_sizes, oracle=not args.no_oracle
         )
-        metrics.update({"split": split, "device": str(device), "prefetched": str(args.prefetched)})
         metrics.update({k: v for k, v in config.items() if k != "nodes"})
         metrics["categorised_papers"] = sum(1 for v in lookup.indices.values() if v != UNKNOWN)
         metrics["dataset_versions"] = dataset_versions(args.dataset)
-        shown = [k for k in metrics if k.startswith("recall@10_") or k.startswith("mrr_")]
-        write_split_metrics(Path(args.checkpoint) / f"results_rerank_{split}.json", split, metrics, shown)
-        results[split] = metrics
+        results[split] = write_rerank_results(args, split, metrics, device)
     return results
 
 

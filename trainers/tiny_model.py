@@ -1,8 +1,11 @@
-"""A tiny local BERT for the reranker where no hub (or no GPU) is at hand: a word-piece vocabulary trained on the
-dataset's own text, a small randomly initialised BERT, saved as `from_pretrained` reads it.
+"""A tiny local BERT for the reranker where no hub (or no GPU) is at hand: a word-piece vocabulary of the dataset's
+own text (its characters and most frequent words, the same for the same dataset), a small randomly initialised
+BERT, saved as `from_pretrained` reads it.
 
     python -m trainers.tiny_model --dataset out/ --output runs/tiny-bert
     python -m trainers.rerank train --dataset out/ --prefetched runs/hatten --output runs/rerank --model runs/tiny-bert
+    python -m trainers.tiny_model --dataset out/citationr --output runs/tiny-rmc       # a CitationR dataset too
+    python -m trainers.rmcnet --dataset out/citationr --model runs/tiny-rmc --preset smoke --output runs/rmcnet
 
 It exercises the whole reranking path (tokeniser, markers, training, checkpoints, evaluation) in minutes on a CPU;
 its rankings mean nothing next to SciBERT's, which `--model allenai/scibert_scivocab_uncased` loads where the hub
@@ -12,19 +15,55 @@ its rankings mean nothing next to SciBERT's, which `--model allenai/scibert_sciv
 from __future__ import annotations
 
 import argparse
+from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
 
-from trainers.data import load_dataset
+from trainers.data import is_json_dataset, is_parquet_dataset, load_dataset
 
 SPECIAL_TOKENS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
 
 
 def dataset_texts(directory: str | Path) -> list[str]:
-    """What the reranker reads: every paper's title and abstract and the training contexts."""
+    """What the models read: for a citation-context dataset (Parquet shards or the JSON layout) every paper's title
+    and abstract and the training contexts; for a CitationR dataset (`pipelines.citationr`'s Parquet or RMC's JSON
+    layout) every paper's title, abstract and reference titles."""
+    directory = Path(directory)
+    if not is_parquet_dataset(directory) and not is_json_dataset(directory):
+        from trainers.rmcnet import citationr_texts, load_citationr
+
+        try:
+            return citationr_texts(load_citationr(directory))
+        except FileNotFoundError:
+            pass  # neither: `load_dataset` says what it looked for
     dataset = load_dataset(directory)
     texts = [f"{p.title} {p.abstract}" for p in dataset.papers.values()]
     return texts + [q.context for q in dataset.queries.get("train", [])]
+
+
+def wordpiece_vocabulary(texts: Iterable[str], vocab_size: int) -> list[str]:
+    """A word-piece vocabulary that depends on the texts alone: the special tokens, every character seen (alone and
+    as a `##` continuation, so no word of the texts is [UNK]), then the most frequent words (ties alphabetical)
+    until `vocab_size`. Words as BERT's normaliser (lower case, accents stripped) and pre-tokeniser cut them.
+    (`tokenizers`' WordPiece trainer breaks ties between merges differently in each process: two builds from the
+    same dataset gave different vocabularies, so no smoke figure could be repeated.)"""
+    from tokenizers.normalizers import BertNormalizer
+    from tokenizers.pre_tokenizers import BertPreTokenizer
+
+    normalizer, pre_tokenizer = BertNormalizer(lowercase=True), BertPreTokenizer()
+    counts: Counter[str] = Counter()
+    for text in texts:
+        counts.update(word for word, _ in pre_tokenizer.pre_tokenize_str(normalizer.normalize_str(text)))
+    characters = sorted({c for word in counts for c in word})
+    vocabulary = list(dict.fromkeys([*SPECIAL_TOKENS, *characters, *(f"##{c}" for c in characters)]))
+    known = set(vocabulary)
+    for word, _ in sorted(counts.items(), key=lambda item: (-item[1], item[0])):
+        if len(vocabulary) >= vocab_size:
+            break
+        if word not in known:
+            vocabulary.append(word)
+            known.add(word)
+    return vocabulary
 
 
 def build_tiny_bert(
@@ -45,8 +84,8 @@ def build_tiny_bert(
 
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
-    wordpiece = BertWordPieceTokenizer(lowercase=True)
-    wordpiece.train_from_iterator(list(texts), vocab_size=vocab_size, min_frequency=1, special_tokens=SPECIAL_TOKENS)
+    vocabulary = wordpiece_vocabulary(texts, vocab_size)
+    wordpiece = BertWordPieceTokenizer({token: i for i, token in enumerate(vocabulary)}, lowercase=True)
     wordpiece.save_model(str(directory))
     # The trained tokenizer object itself, not `vocab_file=`: transformers 5 ignores a vocab_file given to
     # BertTokenizerFast and builds a vocabulary of the special tokens alone (every word [UNK]).
@@ -76,7 +115,12 @@ def main(argv: list[str] | None = None) -> Path:
     parser = argparse.ArgumentParser(
         prog="python -m trainers.tiny_model", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--dataset", required=True, help="A dataset directory (Parquet shards or the JSON layout).")
+    parser.add_argument(
+        "--dataset",
+        required=True,
+        help="A dataset directory: citation contexts (Parquet shards or the JSON layout) or CitationR (Parquet or "
+        "RMC's JSON layout).",
+    )
     parser.add_argument("--output", required=True, help="Directory for the model (created).")
     parser.add_argument("--vocab_size", type=int, default=2000, help="Word-piece vocabulary size (2000).")
     parser.add_argument("--hidden_size", type=int, default=64, help="Hidden size (64).")

@@ -1,0 +1,195 @@
+"""Every trainer stops and resumes the same way (`trainers.checkpoints`): a run stopped by Ctrl-C (or cut by a
+crash after a periodic checkpoint) and started again with the same command ends with the weights and the figures
+of a run never interrupted. Deterministic seeds, CPU; the example dataset from `pipelines.arsyta` and the bundled
+CitationR example from `pipelines.citationr`, a tiny local BERT."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("transformers")
+
+from trainers.checkpoints import Checkpointer, capture_rng, restore_rng  # noqa: E402
+
+CPU = ["--device", "cpu", "--no_progress"]
+
+
+# ------------------------------------------------------------------------------------------- the helper itself
+
+
+def test_a_checkpoint_is_due_by_count_by_time_and_after_a_stop_request(tmp_path):
+    checkpoints = Checkpointer(tmp_path / "last.pt", every=3, minutes=60)
+    assert [step for step in range(1, 10) if checkpoints.due(step)] == [3, 6, 9]
+    saved = []
+    with checkpoints:
+        assert checkpoints.step_done(3, lambda: saved.append(3)) is False
+        assert checkpoints.step_done(4, lambda: saved.append(4)) is False
+        checkpoints.stop.requested = True  # what the first Ctrl-C does
+        assert checkpoints.step_done(5, lambda: saved.append(5)) is True
+    assert saved == [3, 5]
+    never_by_count = Checkpointer(tmp_path / "x.pt", every=0, minutes=0)  # 0 minutes: always overdue
+    assert never_by_count.due(7)
+    assert not Checkpointer(tmp_path / "y.pt", every=0, minutes=60).due(7)
+
+
+def test_a_directory_checkpoint_is_swapped_whole_and_found_after_a_cut_swap(tmp_path):
+    checkpoints = Checkpointer(tmp_path / "last" / "state.pt", every=1)
+    assert checkpoints.load() is None
+    checkpoints.write({"step": 1}, files=lambda d: (d.mkdir(parents=True), (d / "w.txt").write_text("one")))
+    checkpoints.write({"step": 2}, files=lambda d: (d.mkdir(parents=True), (d / "w.txt").write_text("two")))
+    assert checkpoints.load() == {"step": 2} and (tmp_path / "last" / "w.txt").read_text() == "two"
+    assert not (tmp_path / "last.partial").exists()
+    (tmp_path / "last").rename(tmp_path / "last.partial")  # a crash between removing last/ and the rename
+    assert checkpoints.load() == {"step": 2} and checkpoints.directory == tmp_path / "last.partial"
+    assert Checkpointer(tmp_path / "last" / "state.pt", resume=False).load() is None
+
+
+def test_random_generators_are_put_back_exactly():
+    local, generator = random.Random(5), np.random.default_rng(5)
+    state = capture_rng(local=local, generator=generator)
+    first = (random.random(), np.random.rand(), torch.rand(1).item(), local.random(), generator.random())
+    restore_rng(state, local=local, generator=generator)
+    assert (random.random(), np.random.rand(), torch.rand(1).item(), local.random(), generator.random()) == first
+
+
+# ------------------------------------------------------------------------------------- every trainer, end to end
+
+
+def stop_at(monkeypatch, step: int) -> None:
+    """The first Ctrl-C arriving during step `step`: the run stops after it, having written its checkpoint."""
+    original = Checkpointer.step_done
+
+    def step_done(self, done, save):
+        if done == step:
+            self.stop.requested = True
+        return original(self, done, save)
+
+    monkeypatch.setattr(Checkpointer, "step_done", step_done)
+
+
+def state_dicts_equal(a: dict, b: dict) -> None:
+    assert a.keys() == b.keys()
+    for name, value in a.items():
+        assert torch.equal(value, b[name]), name
+
+
+def safetensors(directory) -> dict:
+    from safetensors.torch import load_file
+
+    return load_file(str(directory / "model.safetensors"))
+
+
+@pytest.fixture(scope="module")
+def example(tmp_path_factory):
+    from pipelines.arsyta import run
+    from trainers.data import load_dataset
+    from trainers.tiny_model import build_tiny_bert, dataset_texts
+
+    out = tmp_path_factory.mktemp("resume")
+    data = out / "data"
+    run(["--runner=FnApiRunner", "--output", str(data), "--pool", "cited"])
+    dataset = load_dataset(data)
+    prefetched = out / "prefetched"
+    prefetched.mkdir()
+    for split, queries in dataset.queries.items():  # every candidate but the citing paper, in table order
+        lists = {q.context_id: [p for p in dataset.paper_ids() if p != q.citing_id] for q in queries}
+        (prefetched / f"prefetched_{split}.json").write_text(json.dumps(lists))
+    build_tiny_bert(out / "tiny-bert", dataset_texts(data), vocab_size=600)
+    return out
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("module", ["rerank", "symtax_rerank"])
+def test_a_reranker_stopped_and_resumed_ends_as_an_uninterrupted_one(example, monkeypatch, module):
+    import importlib
+
+    trainer = importlib.import_module(f"trainers.{module}")
+    common = ["train", "--dataset", str(example / "data"), "--prefetched", str(example / "prefetched"), *CPU]
+    common += ["--model", str(example / "tiny-bert"), "--preset", "smoke", "--max_steps", "12", "--validate_every", "5"]
+    whole = trainer.main([*common, "--output", str(example / f"{module}-whole")])
+    stop_at(monkeypatch, 7)  # between two validations, and not at a periodic checkpoint
+    cut = example / f"{module}-cut"
+    stopped = trainer.main([*common, "--output", str(cut)])
+    assert stopped["stopped"] and stopped["steps"] == 7
+    assert torch.load(cut / "last" / "state.pt", weights_only=False)["step"] == 7
+    monkeypatch.undo()
+    resumed = trainer.main([*common, "--output", str(cut)])
+    assert not resumed["stopped"] and resumed["steps"] == 12
+    assert resumed["history"] == whole["history"]  # losses and validation figures, 5, 10 and 12
+    assert [r["step"] for r in whole["history"]] == [5, 10, 12]
+    state_dicts_equal(safetensors(example / f"{module}-whole" / "last"), safetensors(cut / "last"))
+    head = "head.pt" if module == "rerank" else "symtax.pt"
+    a = torch.load(example / f"{module}-whole" / "last" / head, weights_only=False)
+    b = torch.load(cut / "last" / head, weights_only=False)
+    state_dicts_equal(a if module == "rerank" else a["state"], b if module == "rerank" else b["state"])
+    fresh = trainer.main([*common, "--output", str(cut), "--no_resume", "--max_steps", "3"])
+    assert fresh["steps"] == 3  # --no_resume starts afresh
+
+
+def stop_at_call(monkeypatch, call: int) -> None:
+    """The first Ctrl-C arriving during the `call`-th step of the whole run (phases counted together)."""
+    original, calls = Checkpointer.step_done, {"n": 0}
+
+    def step_done(self, done, save):
+        calls["n"] += 1
+        if calls["n"] == call:
+            self.stop.requested = True
+        return original(self, done, save)
+
+    monkeypatch.setattr(Checkpointer, "step_done", step_done)
+
+
+def without_seconds(history: list[dict]) -> list[dict]:
+    return [{k: v for k, v in record.items() if k != "seconds"} for record in history]
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("call", [10, 17])  # the Siamese phase's second epoch; the triplet phase's second epoch
+def test_sbert_fine_tuning_stopped_and_resumed_ends_as_an_uninterrupted_one(example, monkeypatch, call):
+    from trainers import submodular
+
+    common = ["train", "--dataset", str(example / "data"), "--model", str(example / "tiny-bert"), *CPU]
+    common += ["--preset", "smoke", "--batch_size", "16", "--max_steps", "12", "--negatives", "nearest"]
+    whole = example / "sbert-whole"
+    if not (whole / "model.safetensors").is_file():
+        submodular.main([*common, "--output", str(whole)])
+    expected = without_seconds(submodular.read_json(whole / "train_history.json"))
+    assert [r["objective"] for r in expected].count("siamese") >= 2  # the run crosses epochs and both phases
+    cut = example / f"sbert-cut-{call}"
+    stop_at_call(monkeypatch, call)
+    stopped = submodular.main([*common, "--output", str(cut)])
+    assert stopped["stopped"] and not (cut / "model.safetensors").exists()
+    monkeypatch.undo()
+    resumed = submodular.main([*common, "--output", str(cut)])
+    assert not resumed["stopped"] and without_seconds(resumed["history"]) == expected
+    state_dicts_equal(safetensors(whole), safetensors(cut))
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("call", [20, 83])  # NNSelect's second epoch (NN negatives in use); NNRank's second epoch
+def test_citeomatic_stopped_and_resumed_ends_as_an_uninterrupted_one(example, monkeypatch, call):
+    from trainers import citeomatic
+
+    common = ["train", "--dataset", str(example / "data"), "--preset", "smoke", *CPU]
+    whole = example / "citeomatic-whole"
+    if not (whole / "citeomatic.pt").is_file():
+        citeomatic.main([*common, "--output", str(whole)])
+    cut = example / f"citeomatic-cut-{call}"
+    stop_at_call(monkeypatch, call)  # 16 steps an epoch, 4 epochs per network at --preset smoke
+    assert citeomatic.main([*common, "--output", str(cut)])["stopped"]
+    assert not (cut / "citeomatic.pt").exists()
+    phase = torch.load(cut / "last.pt", weights_only=False)["phase"]
+    assert phase == ("nnselect" if call <= 64 else "nnrank")
+    monkeypatch.undo()
+    resumed = citeomatic.main([*common, "--output", str(cut)])
+    expected = json.loads((whole / "train_summary.json").read_text())
+    for network in ("nnselect_history", "nnrank_history"):
+        assert without_seconds(resumed[network]) == without_seconds(expected[network])
+    a, b = (torch.load(d / "citeomatic.pt", weights_only=False) for d in (whole, cut))
+    state_dicts_equal(a["nnselect"], b["nnselect"])
+    state_dicts_equal(a["nnrank"], b["nnrank"])

@@ -1,0 +1,175 @@
+"""Resumable training, the same for every trainer: `last.pt` (or a trainer's own files) written every
+`--checkpoint_every` steps or `--checkpoint_minutes`, whichever comes first, and at a Ctrl-C; running the same
+command again resumes from it (`--no_resume` starts afresh).
+
+A trainer's loop does, after each finished step,
+
+    with Checkpointer(output / "last.pt", every=..., minutes=...) as checkpoints:
+        state = checkpoints.load()                    # None: a fresh run
+        ...
+        for step in ...:
+            ...                                       # one optimizer step
+            if checkpoints.step_done(step, save):     # saves when due; True after a Ctrl-C: stop here
+                return
+
+and `save` gathers everything the next step depends on (weights, optimizer, scaler, scheduler, the position in
+the data, `capture_rng` of every generator) and hands it to `checkpoints.write`. A state is written at a step
+boundary only, so a run resumed from it takes the steps an uninterrupted one takes, with the same random draws,
+and ends with the same weights (each trainer's resume test checks this).
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import shutil
+import signal
+import sys
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import torch
+
+
+class StopRequest:
+    """Ctrl-C while training: the first asks the loop to stop after the current step (the checkpoint is written at
+    that boundary, so a resumed run continues exactly); a second interrupts at once."""
+
+    def __init__(self) -> None:
+        self.requested = False
+        self._previous = None
+
+    def _handle(self, signum: int, frame: object) -> None:
+        if self.requested:
+            raise KeyboardInterrupt
+        self.requested = True
+        print("\nstopping after this step (Ctrl-C again to stop at once)", file=sys.stderr)
+
+    def __enter__(self) -> StopRequest:
+        if threading.current_thread() is threading.main_thread():
+            self._previous = signal.signal(signal.SIGINT, self._handle)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._previous is not None:
+            signal.signal(signal.SIGINT, self._previous)
+            self._previous = None
+
+
+def save_atomic(state: object, path: Path) -> None:
+    """`torch.save` to a temporary file, then a rename: a crash while writing leaves the previous file whole."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(path.name + ".tmp")
+    torch.save(state, temporary)
+    temporary.replace(path)
+
+
+def capture_rng(**generators: random.Random | np.random.Generator) -> dict:
+    """The global Python, numpy and torch (CPU and CUDA) generators' states and each named local generator's."""
+    state = {
+        "python": random.getstate(),
+        "numpy": np.random.get_state(),
+        "torch": torch.get_rng_state(),
+        "cuda": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else None,
+        "local": {},
+    }
+    for name, generator in generators.items():
+        if isinstance(generator, np.random.Generator):
+            state["local"][name] = generator.bit_generator.state
+        else:
+            state["local"][name] = generator.getstate()
+    return state
+
+
+def restore_rng(state: dict, **generators: random.Random | np.random.Generator) -> None:
+    """Put back what `capture_rng` took (the named local generators by the same names)."""
+    random.setstate(state["python"])
+    np.random.set_state(state["numpy"])
+    torch.set_rng_state(state["torch"])
+    if state.get("cuda") is not None and torch.cuda.is_available():
+        torch.cuda.set_rng_state_all(state["cuda"])
+    for name, generator in generators.items():
+        if isinstance(generator, np.random.Generator):
+            generator.bit_generator.state = state["local"][name]
+        else:
+            generator.setstate(state["local"][name])
+
+
+class Checkpointer:
+    """When to write a training checkpoint and where: every `every` steps (0: never by count) or `minutes` minutes,
+    whichever comes first, and after a Ctrl-C (`StopRequest`, installed while the checkpointer is entered)."""
+
+    def __init__(self, path: Path, every: int = 1000, minutes: float = 10.0, *, resume: bool = True) -> None:
+        self.path = Path(path)
+        self.every, self.minutes, self.resume = every, minutes, resume
+        self.stop = StopRequest()
+        self._last_write = time.monotonic()
+
+    def __enter__(self) -> Checkpointer:
+        self.stop.__enter__()
+        self._last_write = time.monotonic()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop.__exit__(*exc)
+
+    @property
+    def directory(self) -> Path:
+        """The directory of the checkpoint a `load` found (for `write(..., files=)` checkpoints: the model files)."""
+        partial = self._partial()
+        return partial if not self.path.is_file() and (partial / self.path.name).is_file() else self.path.parent
+
+    def _partial(self) -> Path:
+        return self.path.parent.with_name(self.path.parent.name + ".partial")
+
+    def load(self) -> dict | None:
+        """The state a previous run left, or None (none there, or `resume` off)."""
+        path = self.directory / self.path.name
+        if not self.resume or not path.is_file():
+            return None
+        return torch.load(path, map_location="cpu", weights_only=False)
+
+    def write(self, state: object, files: Callable[[Path], None] | None = None) -> None:
+        """`state` at `path`; with `files`, the checkpoint is `path`'s whole directory: `files(directory)` fills a
+        fresh one (model weights, tokenizer...) beside it, the state goes in last, and the two are swapped."""
+        if files is None:
+            save_atomic(state, self.path)
+        else:
+            partial = self._partial()
+            shutil.rmtree(partial, ignore_errors=True)
+            files(partial)
+            save_atomic(state, partial / self.path.name)
+            shutil.rmtree(self.path.parent, ignore_errors=True)
+            partial.rename(self.path.parent)
+        self._last_write = time.monotonic()
+
+    def due(self, step: int) -> bool:
+        overdue = time.monotonic() - self._last_write >= 60 * self.minutes
+        return (self.every > 0 and step % self.every == 0) or overdue or self.stop.requested
+
+    def step_done(self, step: int, save: Callable[[], None]) -> bool:
+        """After step `step`: `save()` when a checkpoint is due; True when a Ctrl-C asked the run to stop."""
+        if self.due(step):
+            save()
+            self._last_write = time.monotonic()
+        if self.stop.requested:
+            print(f"stopped after step {step}; {self.path} keeps it (the same command resumes)", file=sys.stderr)
+            return True
+        return False
+
+
+def add_checkpoint_flags(parser: argparse.ArgumentParser, every: int = 1000, unit: str = "steps") -> None:
+    """--checkpoint_every, --checkpoint_minutes, --no_resume."""
+    parser.add_argument(
+        "--checkpoint_every",
+        type=int,
+        default=every,
+        help=f"{unit.capitalize()} between resumable checkpoints ({every}; 0: by time and Ctrl-C only).",
+    )
+    parser.add_argument(
+        "--checkpoint_minutes", type=float, default=10.0, help="Minutes between checkpoints, whichever first (10)."
+    )
+    parser.add_argument("--no_resume", action="store_true", help="Start afresh even when a checkpoint exists.")
