@@ -175,7 +175,8 @@ def test_sbert_fine_tuning_stopped_and_resumed_ends_as_an_uninterrupted_one(exam
 def test_citeomatic_stopped_and_resumed_ends_as_an_uninterrupted_one(example, monkeypatch, call):
     from trainers import citeomatic
 
-    common = ["train", "--dataset", str(example / "data"), "--preset", "smoke", *CPU]
+    # with the author feature, whose embedder is part of NNRank's state (the vocabulary is refitted on resume)
+    common = ["train", "--dataset", str(example / "data"), "--preset", "smoke", "--use_authors", *CPU]
     whole = example / "citeomatic-whole"
     if not (whole / "citeomatic.pt").is_file():
         citeomatic.main([*common, "--output", str(whole)])
@@ -193,3 +194,4 @@ def test_citeomatic_stopped_and_resumed_ends_as_an_uninterrupted_one(example, mo
     a, b = (torch.load(d / "citeomatic.pt", weights_only=False) for d in (whole, cut))
     state_dicts_equal(a["nnselect"], b["nnselect"])
     state_dicts_equal(a["nnrank"], b["nnrank"])
+    assert "author_embedder.direction.weight" in b["nnrank"]

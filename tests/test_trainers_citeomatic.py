@@ -1,5 +1,6 @@
-"""Citeomatic (`trainers.citeomatic`): the magnitude-direction sum and NNRank's features by hand, the candidate
-expansion on training citations only, F1@20 of the means by hand, and a smoke run on the example dataset."""
+"""Citeomatic (`trainers.citeomatic`): the magnitude-direction sum and NNRank's features by hand (the author
+cosine too), the author vocabulary, the candidate expansion on training citations only, F1@20 of the means by hand,
+and smoke runs on the example dataset, with and without the author feature."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import datetime as dt
 import json
 import math
 import re
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -20,6 +22,9 @@ from trainers.citeomatic_model import (  # noqa: E402
     MagnitudeDirectionSum,
     NNRank,
     NNSelect,
+    author_ids,
+    encode_authors,
+    fit_author_vocabulary,
     pad_ids,
     triplet_loss,
 )
@@ -111,6 +116,59 @@ def test_nnrank_features_by_hand():
     assert corpus.in_citations["a"] == 1 and corpus.in_citations["c"] == 0
 
 
+# a, b, c, d, late (the pool) and x (a training citing paper) are the training papers; q cites only in the test split
+TINY_AUTHORS = {
+    "q": ("Grace Hopper", "Alan Turing"),
+    "a": ("Ada  Lovelace", "Alan Turing"),
+    "b": ("ada lovelace",),
+    "c": ("Solo\tAuthor",),
+    "x": ("Kurt Godel", "ALAN TURING"),
+}
+
+
+def test_author_vocabulary_holds_the_training_papers_normalised_names_and_unknowns_share_one_id():
+    dataset = tiny_dataset()
+    assert citeomatic.training_paper_ids(dataset) == ["a", "b", "c", "d", "late", "x"]
+    vocabulary = citeomatic.training_authors(dataset, TINY_AUTHORS, min_count=1)
+    # grace hopper is only on q, a test citing paper; case and whitespace runs fold together
+    assert vocabulary.words == ["<pad>", "<unk>", "ada lovelace", "alan turing", "kurt godel", "solo author"]
+    assert author_ids(vocabulary, TINY_AUTHORS["q"]) == [1, 3]
+    assert author_ids(vocabulary, ["Alan  Turing", "alan turing", " "]) == [3]  # one name once, blanks dropped
+    assert encode_authors(vocabulary, TINY_AUTHORS["q"]) == [3]  # NNRank reads the known authors only
+    # at least 2 training papers: ada lovelace (a, b) and alan turing (a, x); the others become <unk> (id 1)
+    twice = citeomatic.training_authors(dataset, TINY_AUTHORS, min_count=2)
+    assert twice.words == ["<pad>", "<unk>", "ada lovelace", "alan turing"]
+    assert author_ids(twice, ("Kurt Godel", "Solo Author", "Grace Hopper", "Ada Lovelace")) == [1, 1, 1, 2]
+    assert fit_author_vocabulary([["B b"], ["a", "b  B"]], min_count=2).words == ["<pad>", "<unk>", "b b"]
+
+
+def test_author_cosine_feature_by_hand():
+    dataset = tiny_dataset()
+    config = CiteomaticConfig(dense_dim=2, author_dim=2, dropout_p=0.0, use_authors=True, use_selector_confidence=False)
+    authors = citeomatic.training_authors(dataset, TINY_AUTHORS, min_count=1)
+    corpus = Corpus(dataset, Vocabulary(["alpha", "beta"]), config, (authors, TINY_AUTHORS))
+    assert corpus.author_vocab_size == 6
+    model = NNRank(corpus.vocab_size, config, author_vocab_size=corpus.author_vocab_size)
+    ada, alan = authors.index["ada lovelace"], authors.index["alan turing"]
+    with torch.no_grad():  # ada: direction (3, 4), magnitude 1; alan: direction (0, -2), magnitude 2
+        model.author_embedder.direction.weight[ada] = torch.tensor([3.0, 4.0])
+        model.author_embedder.direction.weight[alan] = torch.tensor([0.0, -2.0])
+        model.author_embedder.magnitude.weight[ada] = 1.0
+        model.author_embedder.magnitude.weight[alan] = 2.0
+    model.eval()
+    query = PaperQuery("q", ("d",), dt.date(2021, 1, 1))
+    batch = rank_batch(corpus, [(query, "a"), (query, "b"), (query, "d")], None)
+    assert batch.query_authors.tolist() == [[alan]] * 3  # grace hopper (unknown) adds nothing
+    assert batch.candidate_authors.tolist() == [[ada, alan], [ada, 0], [0, 0]]
+    features = model.features(batch)
+    assert features.shape == (3, 5)  # title, abstract cosines, two intersections, then the author cosine
+    # q: alan = 2 x (0, -1) -> (0, -1). a: 1 x (0.6, 0.8) + 2 x (0, -1) = (0.6, -1.2); b: (0.6, 0.8); d: none
+    expected = [1.2 / math.sqrt(0.6**2 + 1.2**2), -0.8, 0.0]
+    assert features[:, 4].tolist() == pytest.approx(expected, abs=1e-6)
+    without = NNRank(corpus.vocab_size, replace(config, use_authors=False))
+    assert without.features(batch).shape == (3, 4) and without.author_embedder is None
+
+
 def test_candidate_expansion_uses_training_citations_only():
     dataset = tiny_dataset()
     config = CiteomaticConfig(num_ann_nbrs_to_fetch=1)
@@ -167,22 +225,58 @@ def test_triplet_loss_and_labels():
 
 
 @pytest.fixture(scope="module")
-def smoke(tmp_path_factory):
+def example_data(tmp_path_factory):
     from pipelines.arsyta import run
 
     data = tmp_path_factory.mktemp("arsyta")
     run(["--runner=FnApiRunner", "--output", str(data), "--pool", "cited"])
-    runs = tmp_path_factory.mktemp("citeomatic")
+    return data
+
+
+def smoke_run(data, runs, *flags: str):
     cpu = ["--device", "cpu", "--no_progress"]
-    summary = citeomatic.main(["train", "--dataset", str(data), "--output", str(runs), "--preset", "smoke", *cpu])
+    train = ["train", "--dataset", str(data), "--output", str(runs), "--preset", "smoke", *flags, *cpu]
+    summary = citeomatic.main(train)
     splits = ["train", "validation", "test"]
     results = citeomatic.main(["evaluate", "--dataset", str(data), "--checkpoint", str(runs), "--split", *splits, *cpu])
     return data, runs, summary, results
 
 
+@pytest.fixture(scope="module")
+def smoke(example_data, tmp_path_factory):
+    return smoke_run(example_data, tmp_path_factory.mktemp("citeomatic"))
+
+
+@pytest.fixture(scope="module")
+def smoke_authors(example_data, tmp_path_factory):
+    return smoke_run(example_data, tmp_path_factory.mktemp("citeomatic-authors"), "--use_authors")
+
+
 @pytest.mark.e2e
 def test_smoke_run_writes_results_whose_recall_never_falls_as_k_grows(smoke):
-    data, runs, summary, results = smoke
+    check_smoke_results(*smoke)
+    assert not (smoke[1] / "authors.txt").exists()
+    assert json.loads((smoke[1] / "results_test.json").read_text())["options"]["use_authors"] is False
+
+
+@pytest.mark.e2e
+def test_smoke_run_with_authors_writes_results_whose_recall_never_falls_as_k_grows(smoke_authors):
+    data, runs, _, _ = smoke_authors
+    check_smoke_results(*smoke_authors)
+    dataset = load_dataset(data)
+    paper_authors = citeomatic.read_paper_authors(data)
+    names = (runs / "authors.txt").read_text(encoding="utf-8").splitlines()
+    expected = citeomatic.training_authors(dataset, paper_authors, min_count=1).words
+    assert names == expected and len(names) > 2, "the example papers carry authors, all in the vocabulary"
+    saved = torch.load(runs / "citeomatic.pt", weights_only=False)
+    assert saved["author_vocab_size"] == len(names) and saved["config"]["use_authors"] is True
+    assert saved["nnrank"]["author_embedder.direction.weight"].shape == (len(names), 10)
+    for split in ("train", "validation", "test"):
+        options = json.loads((runs / f"results_{split}.json").read_text())["options"]
+        assert options["use_authors"] is True and options["min_author_count"] == 1
+
+
+def check_smoke_results(data, runs, summary, results):
     dataset = load_dataset(data)
     assert len(summary["nnselect_history"]) == 4 and len(summary["nnrank_history"]) == 4
     for split in ("train", "validation", "test"):

@@ -13,6 +13,11 @@ itself excluded. Citing papers keep the split of their contexts.
 same triplets, its nearest-neighbour negatives and selector confidences from the trained NNSelect. It writes
 `citeomatic.pt`, `vocabulary.txt` and `train_summary.json` (loss per epoch) to --output.
 
+Metadata: `--use_citations` (the candidate's citation count in the training graph) and `--use_authors` (the
+cosine of the query's and the candidate's learned author vectors; the author vocabulary is fitted on the same
+training papers as the words and written to `authors.txt`). The dataset has no venue column, so Citeomatic's
+venue feature is not built.
+
 `evaluate` selects for each query its `num_ann_nbrs_to_fetch` nearest papers by NNSelect (exact cosine) plus the
 papers they cite in the TRAINING split's citations, ranks them with NNRank, keeps the top `num_candidates_to_rank`
 and writes `results_<split>.json` (NNSelect + NNRank) and `results_nnselect_<split>.json` (the same candidates in
@@ -25,14 +30,16 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import json
 import math
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
+import pyarrow.parquet as pq
 import torch
 
 from trainers.checkpoints import Checkpointer, add_checkpoint_flags, capture_rng, restore_rng
@@ -42,7 +49,9 @@ from trainers.citeomatic_model import (
     NNSelect,
     RankBatch,
     citation_feature,
+    encode_authors,
     encode_words,
+    fit_author_vocabulary,
     fit_vocabulary,
     intersection_ids,
     pad_ids,
@@ -70,6 +79,7 @@ from trainers.tokenization import Vocabulary, jaccard, load_glove
 
 CONFIG_FLAGS = flag_fields(CiteomaticConfig)
 F1_K = 20
+AUTHORS_FILE = "authors.txt"
 # Label offsets of their features.py (`TRUE_CITATION_OFFSET`...) and the citation boost of `label_for_doc`.
 OFFSETS = {"true": 0.3, "hard": 0.2, "nn": 0.1, "easy": 0.0}
 CITATION_SLOPE, MAX_CITATION_BOOST = 0.01, 0.02
@@ -129,10 +139,36 @@ def cleaned_words(text: str) -> frozenset[str]:
     return frozenset("".join(c if "a" <= c <= "z" else " " for c in text.lower()).split())
 
 
-class Corpus:
-    """Every paper's word ids per field, the candidate pool with publication days, and the training graph."""
+def read_paper_authors(directory: str | Path) -> dict[str, tuple[str, ...]]:
+    """{paper id: author names} from the dataset's `papers/` shards (the `authors` column) or, in the JSON
+    layout, the `authors` list of a `papers.json` record when it has one; papers without authors are left out."""
+    directory = Path(directory)
+    found: dict[str, tuple[str, ...]] = {}
+    if (directory / "papers").is_dir():
+        for path in sorted((directory / "papers").glob("*.parquet")):
+            table = pq.read_table(path, columns=["paper_id", "authors"])
+            for paper_id, names in zip(table["paper_id"].to_pylist(), table["authors"].to_pylist(), strict=True):
+                if names:
+                    found[paper_id] = tuple(n for n in names if n)
+    elif (directory / "papers.json").is_file():
+        for paper_id, record in json.loads((directory / "papers.json").read_text(encoding="utf-8")).items():
+            names = record.get("authors")
+            if isinstance(names, list) and names:
+                found[paper_id] = tuple(n for n in names if isinstance(n, str) and n)
+    return found
 
-    def __init__(self, dataset: CitationDataset, vocabulary: Vocabulary, config: CiteomaticConfig) -> None:
+
+class Corpus:
+    """Every paper's word ids per field (and known author ids with `authors`), the candidate pool with
+    publication days, and the training graph."""
+
+    def __init__(
+        self,
+        dataset: CitationDataset,
+        vocabulary: Vocabulary,
+        config: CiteomaticConfig,
+        authors: tuple[Vocabulary, Mapping[str, Sequence[str]]] | None = None,
+    ) -> None:
         self.dataset = dataset
         self.vocab_size = len(vocabulary)
         self.papers = dict(dataset.papers)  # and an empty record for a citing paper the database lacks
@@ -145,6 +181,8 @@ class Corpus:
         papers = [self.papers[p] for p in self.ids]
         self.title = [encode_words(vocabulary, p.title, config.max_title_len) for p in papers]
         self.abstract = [encode_words(vocabulary, p.abstract, config.max_abstract_len) for p in papers]
+        self.author_vocab_size = len(authors[0]) if authors else 0
+        self.authors = [encode_authors(authors[0], authors[1].get(p, ())) if authors else [] for p in self.ids]
         self.pool = dataset.paper_ids()
         self.pool_set = set(self.pool)
         self.pool_rows = np.array([self.row[p] for p in self.pool], dtype=np.int64)
@@ -362,6 +400,8 @@ def rank_batch(corpus: Corpus, pairs: Sequence[tuple[PaperQuery, str]], vectors:
         abstract_shared,
         counts,
         confidence,
+        pad_ids(corpus.authors[q] for q, _ in rows),
+        pad_ids(corpus.authors[c] for _, c in rows),
     )
 
 
@@ -523,7 +563,7 @@ def train_citeomatic(
         finished, select_history = state["nnselect"], state["nnselect_history"]
         select.load_state_dict(finished)
     selector = Selector(corpus, embed_papers(select, corpus, device))
-    rank = NNRank(corpus.vocab_size, config, pretrained).to(device)
+    rank = NNRank(corpus.vocab_size, config, pretrained, corpus.author_vocab_size).to(device)
     rank_sampler = TripletSampler(corpus, queries, config, seed + 1)
     rank_sampler.selector = selector  # their ranker training embeds with the trained selector at train begin
 
@@ -587,13 +627,25 @@ def evaluate_split(
     return results[0], results[1], {q.citing_id: r for q, r in zip(queries, ranked, strict=True)}
 
 
-def training_texts(dataset: CitationDataset) -> list[str]:
-    """What the vocabulary is fitted on: the pool's papers and the training split's citing papers."""
+def training_paper_ids(dataset: CitationDataset) -> list[str]:
+    """What the vocabularies are fitted on: the pool's papers and the training split's citing papers (never a
+    validation or test citing paper)."""
     ids = dict.fromkeys(dataset.paper_ids())
     for query in dataset.queries.get("train") or []:
         if query.citing_id in dataset.papers:
             ids.setdefault(query.citing_id, None)
-    return [f"{dataset.papers[p].title} {dataset.papers[p].abstract}" for p in ids]
+    return list(ids)
+
+
+def training_texts(dataset: CitationDataset) -> list[str]:
+    return [f"{dataset.papers[p].title} {dataset.papers[p].abstract}" for p in training_paper_ids(dataset)]
+
+
+def training_authors(
+    dataset: CitationDataset, paper_authors: Mapping[str, Sequence[str]], min_count: int
+) -> Vocabulary:
+    """The author vocabulary of the training papers (`training_paper_ids`)."""
+    return fit_author_vocabulary((paper_authors.get(p, ()) for p in training_paper_ids(dataset)), min_count)
 
 
 def run_train(args: argparse.Namespace) -> dict:
@@ -610,7 +662,12 @@ def run_train(args: argparse.Namespace) -> dict:
             if i > 1 and word in vocabulary.index:
                 pretrained[vocabulary.index[word]] = vectors[i]
         config = replace(config, dense_dim=int(vectors.shape[1]))
-    corpus = Corpus(dataset, vocabulary, config)
+    authors = None
+    if config.use_authors:
+        paper_authors = read_paper_authors(args.dataset)
+        authors = (training_authors(dataset, paper_authors, config.min_author_count), paper_authors)
+        print(f"author vocabulary: {len(authors[0]) - 2} names on {config.min_author_count}+ training papers")
+    corpus = Corpus(dataset, vocabulary, config, authors)
     progress = not args.no_progress
     start = time.perf_counter()
     output = Path(args.output)
@@ -627,6 +684,8 @@ def run_train(args: argparse.Namespace) -> dict:
     select_history, rank_history = trained["nnselect_history"], trained["nnrank_history"]
     output.mkdir(parents=True, exist_ok=True)
     vocabulary.save(output / "vocabulary.txt")
+    if authors is not None:
+        authors[0].save(output / AUTHORS_FILE)
     meta = {
         "dataset": str(args.dataset),
         "dataset_versions": dataset_versions(args.dataset),
@@ -640,6 +699,7 @@ def run_train(args: argparse.Namespace) -> dict:
         {
             "config": config.to_dict(),
             "vocab_size": len(vocabulary),
+            "author_vocab_size": corpus.author_vocab_size,
             "nnselect": {k: v.cpu() for k, v in select.state_dict().items()},
             "nnrank": {k: v.cpu() for k, v in rank.state_dict().items()},
             "meta": meta,
@@ -661,28 +721,34 @@ def run_train(args: argparse.Namespace) -> dict:
     return summary
 
 
-def load_citeomatic(directory: Path, device: torch.device) -> tuple[NNSelect, NNRank, Vocabulary, CiteomaticConfig]:
+def load_citeomatic(
+    directory: Path, device: torch.device
+) -> tuple[NNSelect, NNRank, Vocabulary, CiteomaticConfig, Vocabulary | None]:
+    """(NNSelect, NNRank, word vocabulary, config, author vocabulary or None without `use_authors`)."""
     path = Path(directory) / "citeomatic.pt"
     if not path.is_file():
         raise FileNotFoundError(f"{path} does not exist: train first (python -m trainers.citeomatic train)")
     saved = torch.load(path, map_location="cpu", weights_only=False)
     config = CiteomaticConfig(**saved["config"])
-    select, rank = NNSelect(saved["vocab_size"], config), NNRank(saved["vocab_size"], config)
+    author_vocabulary = Vocabulary.load(Path(directory) / AUTHORS_FILE) if config.use_authors else None
+    select = NNSelect(saved["vocab_size"], config)
+    rank = NNRank(saved["vocab_size"], config, author_vocab_size=saved.get("author_vocab_size", 0))
     select.load_state_dict(saved["nnselect"])
     rank.load_state_dict(saved["nnrank"])
     vocabulary = Vocabulary.load(Path(directory) / "vocabulary.txt")
-    return select.to(device).eval(), rank.to(device).eval(), vocabulary, config
+    return select.to(device).eval(), rank.to(device).eval(), vocabulary, config, author_vocabulary
 
 
 def run_evaluate(args: argparse.Namespace) -> dict:
     device = resolve_device(args.device)
     checkpoint = Path(args.checkpoint)
-    select, rank, vocabulary, config = load_citeomatic(checkpoint, device)
+    select, rank, vocabulary, config, author_vocabulary = load_citeomatic(checkpoint, device)
     overrides = {k: getattr(args, k) for k in ("num_ann_nbrs_to_fetch", "num_candidates_to_rank") if getattr(args, k)}
     config = replace(config, **overrides)
     dataset = load_dataset(args.dataset, args.context_field)
     per_split = {split: split_queries(dataset, split, "Citeomatic evaluation") for split in args.split}
-    corpus = Corpus(dataset, vocabulary, config)
+    authors = (author_vocabulary, read_paper_authors(args.dataset)) if author_vocabulary is not None else None
+    corpus = Corpus(dataset, vocabulary, config, authors)
     output = Path(args.output or checkpoint)
     common = {
         "dataset": str(args.dataset),

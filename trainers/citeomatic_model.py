@@ -12,6 +12,10 @@
   words the two fields share (the "intersection" features), optionally the candidate's log citation count and the
   NNSelect cosine (`use_selector_confidence`), then ELU dense layers (20, 20) and a sigmoid unit whose weights start
   at 1.
+- Author features (`use_authors`, their `use_authors`, off by default as theirs): NNRank embeds the query's and
+  the candidate's authors with one more shared magnitude-direction sum (one learned direction and magnitude per
+  author name, `author_dim` wide: their `metadata_dim`) and adds the cosine of the two vectors as a feature after
+  the intersections (their order). NNSelect never sees authors (their `paper_embedder` has no author input).
 - `triplet_loss` (their `layers.triplet_loss`, used for both networks): mean of max(0, margin + s(neg) - s(pos)),
   the margin being the difference of the two papers' labels (see `trainers.citeomatic.label_for`).
 """
@@ -19,6 +23,7 @@
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 
@@ -28,7 +33,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from trainers.hatten_model import flag_field
-from trainers.tokenization import PAD_ID, Vocabulary
+from trainers.tokenization import PAD_ID, UNK_ID, Vocabulary
 
 FIELDS = ("title", "abstract")
 # `Featurizer.STOPWORDS` of their features.py; their CountVectorizer keeps words of two letters or more.
@@ -37,6 +42,7 @@ STOPWORDS = frozenset(
     "will with we our which".split()
 )
 _NOT_LETTER = re.compile(r"[^ a-z]")
+MAX_AUTHORS_PER_DOCUMENT = 8  # their features.py; pad_sequences keeps the last 8
 INIT_RANGE = 0.05  # Keras' `uniform` initializer: U(-0.05, 0.05), for the directions, magnitudes and sparse weights
 
 
@@ -66,6 +72,11 @@ class CiteomaticConfig:
     separate_embeddings: bool = flag_field(True, "NNRank: separate query and candidate embedders (OC config).")
     use_citations: bool = flag_field(False, "NNRank: the candidate's log citation count (training graph).")
     use_selector_confidence: bool = flag_field(True, "NNRank: the NNSelect cosine of the pair.")
+    use_authors: bool = flag_field(False, "NNRank: the cosine of the query's and the candidate's author vectors.")
+    min_author_count: int = flag_field(
+        1, "Authors on fewer training papers than this are unknown (their min_author_papers); unknowns add nothing."
+    )
+    author_dim: int = flag_field(10, "Author vector size (their metadata_dim).")
     num_ann_nbrs_to_fetch: int = flag_field(100, "Nearest neighbours NNSelect fetches per query.")
     num_candidates_to_rank: int = flag_field(100, "Papers kept after ranking (the ranking's length).")
     extend_candidate_citations: bool = flag_field(True, "Add the papers the neighbours cite (training graph).")
@@ -101,6 +112,32 @@ def encode_words(vocabulary: Vocabulary, text: str, max_len: int) -> list[int]:
     """Known word ids of `text`, the last `max_len` (Keras' `pad_sequences` truncates at the front)."""
     ids = [vocabulary.index[w] for w in document_words(text) if w in vocabulary.index]
     return ids[-max_len:] if max_len > 0 else []
+
+
+def normalise_author(name: str) -> str:
+    """An author name as the vocabulary keys it: lower case, runs of whitespace as one space, no edges."""
+    return " ".join(name.lower().split())
+
+
+def fit_author_vocabulary(papers_authors: Iterable[Sequence[str]], min_count: int = 1) -> Vocabulary:
+    """Normalised names on at least `min_count` of the given papers (each paper counts a name once), sorted; id 0
+    pads and id 1 (`<unk>`) stands for every other name. Give it the training papers only."""
+    counts: Counter[str] = Counter()
+    for names in papers_authors:
+        counts.update({normalise_author(n) for n in names} - {""})
+    return Vocabulary(sorted(name for name, count in counts.items() if count >= min_count))
+
+
+def author_ids(vocabulary: Vocabulary, names: Sequence[str]) -> list[int]:
+    """Each distinct normalised name's id in the paper's order, `<unk>` (1) for names the vocabulary lacks."""
+    distinct = dict.fromkeys(n for n in (normalise_author(name) for name in names) if n)
+    return [vocabulary.index.get(n, UNK_ID) for n in distinct]
+
+
+def encode_authors(vocabulary: Vocabulary, names: Sequence[str]) -> list[int]:
+    """What NNRank reads: the known authors' ids, the last `MAX_AUTHORS_PER_DOCUMENT` (their featurizer drops
+    unknown names; one shared unknown vector would make any two papers by unseen authors look alike)."""
+    return [i for i in author_ids(vocabulary, names) if i != UNK_ID][-MAX_AUTHORS_PER_DOCUMENT:]
 
 
 def pad_ids(rows: Iterable[Sequence[int]]) -> torch.Tensor:
@@ -179,7 +216,7 @@ class NNSelect(nn.Module):
 @dataclass
 class RankBatch:
     """NNRank's inputs for N (query, candidate) pairs: padded word ids per source and field, the padded
-    intersection ids per field, the candidate's citation count and the NNSelect cosine."""
+    intersection ids per field, the candidate's citation count, the NNSelect cosine and the padded author ids."""
 
     query_title: torch.Tensor
     query_abstract: torch.Tensor
@@ -189,6 +226,8 @@ class RankBatch:
     abstract_intersection: torch.Tensor
     citation_count: torch.Tensor
     confidence: torch.Tensor
+    query_authors: torch.Tensor
+    candidate_authors: torch.Tensor
 
     def to(self, device: torch.device) -> RankBatch:
         return RankBatch(**{k: v.to(device) for k, v in vars(self).items()})
@@ -200,7 +239,13 @@ def citation_feature(count: int) -> float:
 
 
 class NNRank(nn.Module):
-    def __init__(self, vocab_size: int, config: CiteomaticConfig, pretrained: np.ndarray | None = None) -> None:
+    def __init__(
+        self,
+        vocab_size: int,
+        config: CiteomaticConfig,
+        pretrained: np.ndarray | None = None,
+        author_vocab_size: int = 0,
+    ) -> None:
         super().__init__()
         dim = pretrained.shape[1] if pretrained is not None else config.dense_dim
         self.config = config
@@ -213,7 +258,13 @@ class NNRank(nn.Module):
         self.sparse = nn.ModuleDict({field: nn.Embedding(vocab_size, 1) for field in FIELDS})
         for table in self.sparse.values():
             nn.init.uniform_(table.weight, -INIT_RANGE, INIT_RANGE)
-        width = 2 * len(FIELDS) + int(config.use_citations) + int(config.use_selector_confidence)
+        self.author_embedder: MagnitudeDirectionSum | None = None
+        if config.use_authors:
+            if author_vocab_size < 2:
+                raise ValueError("use_authors needs an author vocabulary (fit_author_vocabulary)")
+            self.author_embedder = MagnitudeDirectionSum(author_vocab_size, config.author_dim, config.dropout_p)
+        extra = int(config.use_authors) + int(config.use_citations) + int(config.use_selector_confidence)
+        width = 2 * len(FIELDS) + extra
         layers: list[nn.Module] = []
         for size in (int(s) for s in config.dense_config.split(",") if s.strip()):
             linear = nn.Linear(width, size)
@@ -233,14 +284,17 @@ class NNRank(nn.Module):
         return (self.sparse[field](ids).squeeze(-1) * mask).sum(dim=-1)
 
     def features(self, batch: RankBatch) -> torch.Tensor:
-        """(N, F): title cosine, abstract cosine, title intersection, abstract intersection [, citations,
-        confidence] (their concatenation order)."""
+        """(N, F): title cosine, abstract cosine, title intersection, abstract intersection [, authors cosine,
+        citations, confidence] (their concatenation order)."""
         columns = [
             (self.query_embedder(batch.query_title) * self.candidate_embedder(batch.candidate_title)).sum(-1),
             (self.query_embedder(batch.query_abstract) * self.candidate_embedder(batch.candidate_abstract)).sum(-1),
             self.intersection_sum("title", batch.title_intersection),
             self.intersection_sum("abstract", batch.abstract_intersection),
         ]
+        if self.author_embedder is not None:
+            query, candidate = self.author_embedder(batch.query_authors), self.author_embedder(batch.candidate_authors)
+            columns.append((query * candidate).sum(-1))
         if self.config.use_citations:
             columns.append(batch.citation_count)
         if self.config.use_selector_confidence:
@@ -256,6 +310,9 @@ class NNRank(nn.Module):
         total = total + self.query_embedder.penalty(batch.query_abstract, l1, l2)
         total = total + self.candidate_embedder.penalty(batch.candidate_title, l1, l2)
         total = total + self.candidate_embedder.penalty(batch.candidate_abstract, l1, l2)
+        if self.author_embedder is not None:  # never pretrained: their l2 on author directions always applies
+            for ids in (batch.query_authors, batch.candidate_authors):
+                total = total + self.author_embedder.penalty(ids, l1, self.config.l2_lambda)
         for field, ids in (("title", batch.title_intersection), ("abstract", batch.abstract_intersection)):
             mask = (ids != PAD_ID).float()
             total = total + l1 * (self.sparse[field](ids).squeeze(-1).abs() * mask).sum() / max(1, ids.shape[0])
