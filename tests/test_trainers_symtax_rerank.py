@@ -55,9 +55,10 @@ def test_appnp_on_a_three_node_path_by_hand():
 
 def test_gat_attention_on_a_three_node_path_by_hand():
     layer = GATLayer(1, 1)
-    with torch.no_grad():
-        layer.linear.weight.fill_(1.0)
-        layer.attention.copy_(torch.tensor([1.0, 1.0]))
+    with torch.no_grad():  # W = 1 and a = [1 ; 1] in PyTorch Geometric's GATConv
+        layer.conv.lin.weight.fill_(1.0)
+        layer.conv.att_src.fill_(1.0)
+        layer.conv.att_dst.fill_(1.0)
     h = torch.tensor([[1.0], [2.0], [3.0]])
     mask = (normalized_adjacency([(0, 1), (1, 2)], 3) > 0).float()
     weights, _ = layer.attention_weights(h, mask)

@@ -70,35 +70,43 @@ def normalized_adjacency(edges: Sequence[tuple[int, int]], n: int) -> torch.Tens
     return scale[:, None] * adjacency * scale[None, :]
 
 
+def edge_index(adjacency: torch.Tensor) -> torch.Tensor:
+    """The edges of a dense adjacency (both directions, no self loops: PyTorch Geometric adds its own), as PyG's
+    `edge_index` (2 x E: sources, targets)."""
+    sources, targets = adjacency.nonzero(as_tuple=True)
+    off_diagonal = sources != targets
+    return torch.stack([sources[off_diagonal], targets[off_diagonal]])
+
+
 def appnp(features: torch.Tensor, adjacency: torch.Tensor, steps: int = 10, alpha: float = 0.1) -> torch.Tensor:
-    """APPNP propagation (Gasteiger et al., 2019): Z <- (1 - alpha) A_hat Z + alpha H, `steps` times, Z0 = H."""
-    z = features
-    for _ in range(steps):
-        z = (1 - alpha) * adjacency @ z + alpha * features
-    return z
+    """APPNP propagation (Gasteiger et al., 2019) by PyTorch Geometric's `APPNP`: Z <- (1 - alpha) A_hat Z + alpha H,
+    `steps` times, Z0 = H, A_hat = D^-1/2 (A + I) D^-1/2 of the graph whose edges `adjacency` holds."""
+    from torch_geometric.nn import APPNP
+
+    return APPNP(K=steps, alpha=alpha, cached=False)(features, edge_index(adjacency))
 
 
 class GATLayer(nn.Module):
-    """One-head graph attention (Velickovic et al., 2018) over a 0/1 adjacency with self loops:
-    e_ij = LeakyReLU(a . [W h_i ; W h_j]) on the edges, alpha_ij = softmax_j e_ij, h'_i = ELU(sum_j alpha_ij W h_j)."""
+    """One-head graph attention (Velickovic et al., 2018) by PyTorch Geometric's `GATConv` over the graph of a 0/1
+    adjacency, self loops added: e_ij = LeakyReLU(a . [W h_i ; W h_j]) on the edges, alpha_ij = softmax_j e_ij,
+    h'_i = ELU(sum_j alpha_ij W h_j)."""
 
     def __init__(self, in_dim: int, out_dim: int, negative_slope: float = 0.2) -> None:
         super().__init__()
-        self.linear = nn.Linear(in_dim, out_dim, bias=False)
-        self.attention = nn.Parameter(torch.empty(2 * out_dim))
-        nn.init.normal_(self.attention, std=out_dim**-0.5)
-        self.negative_slope = negative_slope
+        from torch_geometric.nn import GATConv
+
+        self.conv = GATConv(in_dim, out_dim, heads=1, negative_slope=negative_slope, add_self_loops=True, bias=False)
 
     def attention_weights(self, features: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        h = self.linear(features)
-        half = h.shape[-1]
-        scores = (h @ self.attention[:half])[:, None] + (h @ self.attention[half:])[None, :]
-        scores = nn.functional.leaky_relu(scores, self.negative_slope).masked_fill(mask == 0, float("-inf"))
-        return torch.softmax(scores, dim=1), h
+        """(the attention as a dense n x n matrix, row i over the nodes i attends to; the layer's output before
+        the ELU)."""
+        out, (edges, weights) = self.conv(features, edge_index(mask), return_attention_weights=True)
+        dense = torch.zeros(features.shape[0], features.shape[0], dtype=weights.dtype)
+        dense[edges[1], edges[0]] = weights[:, 0]
+        return dense, out
 
     def forward(self, features: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        weights, h = self.attention_weights(features, mask)
-        return nn.functional.elu(weights @ h)
+        return nn.functional.elu(self.conv(features, edge_index(mask)))
 
 
 class TaxonomyFusion(nn.Module):
