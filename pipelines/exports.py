@@ -61,6 +61,7 @@ from mapping.taxonomy import load_categories
 from mapping.titles import normalize_title
 from pipelines.joins import FanOutJoin
 from pipelines.outputs import fail
+from pipelines.tallies import step_label
 
 PIPELINE_EXPORTS: dict[str, tuple[str, ...]] = {"arsyta": ("hatten", "symtax"), "citationr": ("rmc",)}
 """The layouts each pipeline can write (`--export NAME[,NAME]`)."""
@@ -809,7 +810,7 @@ def read_tables(pipeline: beam.Pipeline, dataset: str, requests: Sequence[Export
             if prefix in tables:
                 continue
             pattern = FileSystems.join(dataset, f"{prefix}-*.parquet")
-            label = "".join(part.title() for part in prefix.replace("/", "_").split("_"))
+            label = step_label(prefix)
             if FileSystems.match([pattern])[0].metadata_list:
                 tables[prefix] = pipeline | f"Read{label}" >> beam.io.ReadFromParquet(pattern)
             elif prefix.split("/")[0] in SPLIT_TABLES:

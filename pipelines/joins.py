@@ -26,6 +26,8 @@ from collections.abc import Callable, Iterator
 import apache_beam as beam
 from apache_beam.metrics import Metrics
 
+from pipelines.tallies import step_label
+
 MAX_GROUP = 10_000
 """Values of the many side a group holds before its key is split: a few MB of contexts, well inside a worker."""
 NAMESPACE = "joins"
@@ -98,7 +100,7 @@ class FanOutJoin(beam.PTransform):
         )
         spread = {}
         for tag, pcoll in inputs.items():
-            label = "".join(part.title() for part in str(tag).split("_"))
+            label = step_label(str(tag))
             if tag == self.many:
                 spread[tag] = pcoll | f"Spread{label}" >> beam.ParDo(_SpreadFn(self.shard_key), hot)
             else:

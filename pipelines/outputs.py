@@ -119,6 +119,17 @@ def prepare_output(output: str, overwrite: bool) -> str:
     return staging
 
 
+def rename_files(sources: Sequence[str], destinations: Sequence[str]) -> None:
+    """Move files on any Beam filesystem; local destination directories are made first (a local rename needs
+    them, object stores have none)."""
+    if not sources:
+        return
+    for destination in destinations:
+        if _is_local(destination):
+            os.makedirs(os.path.dirname(destination), exist_ok=True)
+    FileSystems.rename(list(sources), list(destinations))
+
+
 def read_stats(output: str) -> dict:
     with FileSystems.open(FileSystems.join(output, "stats.json")) as handle:
         return json.loads(handle.read().decode("utf-8"))
@@ -210,11 +221,7 @@ def commit_output(output: str, dataset: str, options: dict | None = None) -> dic
     for relative in plain:
         moves.append((FileSystems.join(staging, relative), FileSystems.join(output, relative)))
         manifest_files.append({"path": relative, "rows": None})
-    if moves:
-        if _is_local(output):
-            for _, destination in moves:
-                os.makedirs(os.path.dirname(destination), exist_ok=True)
-        FileSystems.rename([a for a, _ in moves], [b for _, b in moves])
+    rename_files([a for a, _ in moves], [b for _, b in moves])
     FileSystems.delete([staging])
     manifest = {
         "dataset": dataset,

@@ -22,7 +22,6 @@ data (Beam's sink: 64 MiB too).
 
 from __future__ import annotations
 
-import os
 import uuid
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -36,7 +35,7 @@ from apache_beam.transforms.window import GlobalWindow
 from apache_beam.utils.timestamp import MIN_TIMESTAMP
 from apache_beam.utils.windowed_value import WindowedValue
 
-from pipelines.outputs import _is_local
+from pipelines.outputs import rename_files
 
 BATCH_ROWS = 5_000
 """Rows converted to Arrow at a time."""
@@ -181,11 +180,7 @@ def finalize(_, directory: str, tables: Mapping[str, ParquetTable], written: Ite
                 destinations.append(destination)
             elif not FileSystems.exists(destination):
                 raise FileNotFoundError(f"{path}, written by a committed bundle, is gone; {destination} is missing")
-    if sources:
-        if all(_is_local(path) for path in destinations):
-            for destination in destinations:
-                os.makedirs(os.path.dirname(destination), exist_ok=True)
-        FileSystems.rename(sources, destinations)
+    rename_files(sources, destinations)
     return named
 
 

@@ -57,7 +57,7 @@ from pipelines.outputs import (
     read_stats,
 )
 from pipelines.parquet import ParquetTable, WriteParquetTables
-from pipelines.tallies import DEAD, INPUTS, TALLY, SumDictFn
+from pipelines.tallies import DEAD, INPUTS, TALLY, SumDictFn, step_label
 
 LOG = logging.getLogger(__name__)
 
@@ -89,7 +89,7 @@ class Table:
     @property
     def label(self) -> str:
         """The CamelCase name of the table's steps (`dead_letter` -> `DeadLetter`)."""
-        return "".join(part.title() for part in self.name.split("_"))
+        return step_label(self.name)
 
     @property
     def prefixes(self) -> tuple[str, ...]:
@@ -106,10 +106,6 @@ class Table:
 
 TABLES_TEMP = "beam-temp-tables"
 """Where (under the staging directory) the tables' temporary files are written before they are named."""
-
-
-def _tagged_row(record, prefix: str, row: Callable[[Any], dict[str, object]]) -> tuple[str, dict[str, object]]:
-    return prefix, row(record)
 
 
 def _prefix_index(element: tuple[str, object], _: int, index: Mapping[str, int]) -> int:
@@ -157,12 +153,12 @@ class WriteDataset(beam.PTransform):
             _ = self._by_prefix(tables) | "Exports" >> WriteExports(
                 self.exports.requests, self.output, export_temp(self.output), self.exports.include_unresolved
             )
-        tables.append(inputs[DEAD] | "DeadRows" >> beam.Map(_tagged_row, DEAD_LETTERS, dead_letter_row))
-        sink.append(ParquetTable(DEAD_LETTERS, DEAD_LETTER_SCHEMA, num_shards=1))
+        tables.append(inputs[DEAD] | "DeadRows" >> beam.Map(DEAD_LETTERS.tagged))
+        sink.append(ParquetTable(DEAD_LETTERS.prefixes[0], DEAD_LETTERS.schema, num_shards=1))
         if INPUTS in inputs:
             accounts = inputs[INPUTS] | "AccountInputs" >> AccountInputs()
-            tables.append(accounts | "InputRows" >> beam.Map(_tagged_row, INPUT_ROWS, input_row))
-            sink.append(ParquetTable(INPUT_ROWS, INPUTS_SCHEMA, num_shards=1))
+            tables.append(accounts | "InputRows" >> beam.Map(INPUT_ROWS.tagged))
+            sink.append(ParquetTable(INPUT_ROWS.prefixes[0], INPUT_ROWS.schema, num_shards=1))
         temp = FileSystems.join(self.output, TABLES_TEMP)
         sinks = WriteParquetTables(self.output, sink, temp)
         _ = {str(i): rows for i, rows in enumerate(tables)} | "WriteTables" >> sinks
@@ -186,13 +182,13 @@ class WriteDataset(beam.PTransform):
                 index = {prefix: i for i, prefix in enumerate(prefixes)}
                 parts = rows | f"{table.label}ByPrefix" >> beam.Partition(_prefix_index, len(prefixes), index)
             for prefix, part in zip(prefixes, parts, strict=True):
-                label = "".join(w.title() for w in prefix.replace("/", "_").split("_"))
-                by_prefix[prefix] = part | f"Only{label}" >> beam.Values()
+                by_prefix[prefix] = part | f"Only{step_label(prefix)}" >> beam.Values()
         return by_prefix
 
 
-DEAD_LETTERS = "dead_letter/dead_letter"
-INPUT_ROWS = "inputs/inputs"
+DEAD_LETTERS = Table("dead_letter", DEAD_LETTER_SCHEMA, dead_letter_row)
+INPUT_ROWS = Table("inputs", INPUTS_SCHEMA, input_row)
+"""The two tables every dataset has, each written as one file."""
 
 
 # ------------------------------------------------------------------------------------------------ a run

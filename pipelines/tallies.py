@@ -195,15 +195,17 @@ class CombineFigures(beam.PTransform):
         if set(inputs) - set(self.fns):
             raise ValueError(f"no combine for {sorted(set(inputs) - set(self.fns))}")
         partials = [
-            pcoll | f"Partial{_camel(name)}" >> beam.ParDo(PartialCombineFn(name, self.fns[name]))
+            pcoll | f"Partial{step_label(name)}" >> beam.ParDo(PartialCombineFn(name, self.fns[name]))
             for name, pcoll in sorted(inputs.items())
         ]
         merge = beam.CombineGlobally(MergeNamedFn(self.fns))
         return partials | "AllPartials" >> beam.Flatten() | "MergePartials" >> merge
 
 
-def _camel(name: str) -> str:
-    return "".join(part.title() for part in name.split("_"))
+def step_label(name: str) -> str:
+    """A step label's CamelCase from a snake_case or path-like name (`dead_letter` -> `DeadLetter`,
+    `contexts/train` -> `ContextsTrain`)."""
+    return "".join(part.title() for part in name.replace("/", "_").split("_"))
 
 
 class SumDictFn(beam.CombineFn):

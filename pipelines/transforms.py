@@ -260,11 +260,10 @@ class _MergeByIdFn(TallyingFn):
         sealed: list[SealedDocument] = sorted(
             map(SEALED.decode, grouped["documents"]), key=lambda d: keep_order(d.header, paper_id)
         )
-        documents = [d.header for d in sealed]  # what the merge reads: never the paragraphs or the bib entries
         papers: list[Paper] = list(map(PAPERS.decode, grouped["papers"]))
-        if documents and not any(p.title for p in papers):
-            order = sorted(range(len(documents)), key=lambda i: not documents[i].title)  # titled copies first
-            sealed, documents = [sealed[i] for i in order], [documents[i] for i in order]
+        if sealed and not any(p.title for p in papers):
+            sealed.sort(key=lambda d: not d.header.title)  # a copy with a title is kept before one without
+        documents = [d.header for d in sealed]  # what the merge reads: never the paragraphs or the bib entries
         if len(papers) > 1:
             tally("metadata_records_merged", len(papers) - 1)
         titled = bool(documents) and (
