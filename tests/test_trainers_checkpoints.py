@@ -14,6 +14,7 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
+from tests.support.trainer_data import reranker_example  # noqa: E402
 from trainers.checkpoints import Checkpointer, capture_rng, restore_rng  # noqa: E402
 
 CPU = ["--device", "cpu", "--no_progress"]
@@ -86,21 +87,7 @@ def safetensors(directory) -> dict:
 
 @pytest.fixture(scope="module")
 def example(tmp_path_factory):
-    from pipelines.arsyta import run
-    from trainers.data import load_dataset
-    from trainers.tiny_model import build_tiny_bert, dataset_texts
-
-    out = tmp_path_factory.mktemp("resume")
-    data = out / "data"
-    run(["--runner=FnApiRunner", "--output", str(data), "--pool", "cited"])
-    dataset = load_dataset(data)
-    prefetched = out / "prefetched"
-    prefetched.mkdir()
-    for split, queries in dataset.queries.items():  # every candidate but the citing paper, in table order
-        lists = {q.context_id: [p for p in dataset.paper_ids() if p != q.citing_id] for q in queries}
-        (prefetched / f"prefetched_{split}.json").write_text(json.dumps(lists))
-    build_tiny_bert(out / "tiny-bert", dataset_texts(data), vocab_size=600)
-    return out
+    return reranker_example(tmp_path_factory.mktemp("resume"))
 
 
 @pytest.mark.e2e

@@ -12,6 +12,7 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
+from tests.support.trainer_data import reranker_example  # noqa: E402
 from trainers.symtax_model import (  # noqa: E402
     UNKNOWN,
     GATLayer,
@@ -127,21 +128,7 @@ def test_the_taxonomy_graph_holds_the_fused_graph_and_every_arxiv_category():
 
 @pytest.fixture(scope="module")
 def example(tmp_path_factory):
-    from pipelines.arsyta import run
-    from trainers.data import load_dataset
-    from trainers.tiny_model import build_tiny_bert, dataset_texts
-
-    out = tmp_path_factory.mktemp("symtax-rerank")
-    data = out / "data"
-    run(["--runner=FnApiRunner", "--output", str(data), "--export_json", "--pool", "cited"])
-    dataset = load_dataset(data)
-    prefetched = out / "prefetched"
-    prefetched.mkdir()
-    for split, queries in dataset.queries.items():  # every candidate but the citing paper, in table order
-        lists = {q.context_id: [p for p in dataset.paper_ids() if p != q.citing_id] for q in queries}
-        (prefetched / f"prefetched_{split}.json").write_text(json.dumps(lists))
-    build_tiny_bert(out / "tiny-bert", dataset_texts(data), vocab_size=600)
-    return out
+    return reranker_example(tmp_path_factory.mktemp("symtax-rerank"), "--export_json")
 
 
 @pytest.mark.e2e

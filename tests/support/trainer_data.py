@@ -46,3 +46,25 @@ def topical_dataset(train_per_paper: int = 2, validation_per_paper: int = 1, tra
                     ContextQuery(f"{split}-{i}-{n}", citing, context, (f"p{i}",), dt.date(2021, 1, 1))
                 )
     return CitationDataset(papers, queries, frozenset(f"p{i}" for i in range(len(TOPICS))))
+
+
+def reranker_example(out, *flags: str):
+    """The bundled example as a dataset under `out/data` (arsyta with `--pool cited` and `flags`), every candidate
+    but the citing paper as each query's prefetched list (`out/prefetched`, in table order), and a tiny BERT on
+    its texts (`out/tiny-bert`): what a reranker test trains on. Returns `out`."""
+    import json
+
+    from pipelines.arsyta import run
+    from trainers.data import load_dataset
+    from trainers.tiny_model import build_tiny_bert, dataset_texts
+
+    data = out / "data"
+    run(["--runner=FnApiRunner", "--output", str(data), *flags, "--pool", "cited"])
+    dataset = load_dataset(data)
+    prefetched = out / "prefetched"
+    prefetched.mkdir()
+    for split, queries in dataset.queries.items():
+        lists = {q.context_id: [p for p in dataset.paper_ids() if p != q.citing_id] for q in queries}
+        (prefetched / f"prefetched_{split}.json").write_text(json.dumps(lists))
+    build_tiny_bert(out / "tiny-bert", dataset_texts(data), vocab_size=600)
+    return out
