@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from trainers.checkpoints import Checkpointer, capture_rng, restore_rng
+from trainers.checkpoints import Checkpointer, capture_rng, restore_rng, save_atomic
 from trainers.data import CitationDataset, ContextQuery, citing_paper
 from trainers.documents import Document, document_text, encode_packed, pack_documents, paper_document, query_document
 from trainers.hatten_model import HAttenConfig, HAttenEncoder, flag_field
@@ -199,8 +199,7 @@ class MinedRankings:
 
     def save(self, path: Path) -> None:
         state = {"iteration": self.iteration, "context_ids": self.context_ids, "positions": self.positions}
-        torch.save(state, path.with_suffix(".tmp"))
-        path.with_suffix(".tmp").replace(path)
+        save_atomic(state, path)
 
     @classmethod
     def load(cls, path: Path) -> MinedRankings:
