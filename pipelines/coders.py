@@ -13,10 +13,11 @@ Registered for `ParsedDocument`, `Paper`, `Context`, `DeadLetter` and `InputTall
 of them uses it. A CoGroupByKey flattens its inputs into one union type, for which Beam falls back to pickle
 whatever is registered, so `pipelines.transforms.CanonicalizeIds` and `MergeDatabase` carry documents and papers
 through their joins as `DOCUMENTS` and `PAPERS` bytes (which every coder passes through as they are) and decode
-them after (and `AssignSplits` carries contexts and papers as `CONTEXTS` and `PAPERS` bytes: 78 kB a paper
-where pickled contexts took 102 kB). `DOCUMENTS` is a `DocumentCoder` compressed with Zstandard: a document
-crosses a join in 29 kB where pickled it took 80 kB (37 real TEI), and on the 1,000-paper benchmark the two
-document joins shuffle 59 kB a paper instead of 163 kB.
+them after (and `AssignSplits` carries papers as `PAPERS` bytes and contexts in compressed batches,
+`pack_contexts`: 30 kB a paper on the benchmark, where contexts took 78 kB one by one and 102 kB pickled).
+`DOCUMENTS` is a `DocumentCoder` compressed with Zstandard: a document crosses a join in 29 kB where pickled it
+took 80 kB (37 real TEI), and on the 1,000-paper benchmark the two document joins shuffle 59 kB a paper instead
+of 163 kB.
 """
 
 from __future__ import annotations
@@ -212,7 +213,20 @@ DOCUMENTS = ZstdCoder(DocumentCoder())
 (compressed: a document crosses a join in 29 kB instead of 80 kB pickled)."""
 PAPERS = PaperCoder()
 CONTEXTS = ContextCoder()
-"""What carries contexts through `pipelines.transforms.AssignSplits`'s join as bytes."""
+
+
+def pack_contexts(contexts: typing.Sequence[Context]) -> bytes:
+    """Contexts as one Zstandard frame (level 1) of their tuples: how `pipelines.transforms.AssignSplits` carries
+    a batch of contexts citing one paper through its join (ids, tokens and words repeat across a batch: on the
+    benchmark's corpus, whose copies share no words, 30 kB a paper cross the join instead of 78 kB)."""
+    to_tuple, _ = tuple_codec(Context)
+    return _zstd(1).compress(_PRIMITIVES.encode(tuple(map(to_tuple, contexts))))
+
+
+def unpack_contexts(packed: bytes) -> list[Context]:
+    """`pack_contexts`'s contexts, in their order."""
+    _, from_tuple = tuple_codec(Context)
+    return list(map(from_tuple, _PRIMITIVES.decode(_zstd(0).decompress(packed))))
 
 
 # ------------------------------------------------------------------------------------ sealed documents

@@ -2,18 +2,23 @@
 
 From the `citations/` rows (one per directed citing -> cited pair):
 
-- nodes and edges: counts of the distinct ids and of the rows; average degree 2 E / N; density E / (N (N - 1));
-- components of the graph taken as undirected: one `ComponentForest` (union-find over 64-bit node hashes) per
-  bundle, merged; the last merge holds a parent per node, not the edges (`extractors.dataset.ComponentForest`);
-- the average local clustering coefficient, exact, from triangle counts: each undirected edge is oriented from
-  the lower-ranked end to the higher, rank being (degree, id) for a *hub* (more than `hub_degree` neighbours) and
-  (0, id) for any other node; each node v's out-neighbours N+(v) (at most `hub_degree` for a node that is not a
-  hub, at most the number of hubs for one that is) are sent to each u in N+(v), and every w in N+(v) and N+(u)
-  closes a triangle (v, u, w), found once, at its middle-ranked corner u (a node iterator: one element per
-  oriented edge, not one per wedge). Hubs reach the workers as a side input of at most 2 E / `hub_degree`
-  entries; the sets meet N+(u) in a `FanOutJoin` keyed by u, so a paper cited by 100,000 others is not one group.
-  Each node's coefficient 2 T / (d (d - 1)) is summed exactly (`add_exactly`) and divided by N: networkx's
-  `average_clustering` (the reference in the tests), at every size.
+- edges: the rows counted; average degree 2 E / N; density E / (N (N - 1));
+- nodes and the components of the graph taken as undirected: one `ComponentForest` (union-find over 64-bit node
+  hashes) per bundle, merged; the last merge holds a parent per node, not the edges, and its nodes are the
+  graph's (`extractors.dataset.ComponentForest`, which says what a hash collision would cost);
+- the average local clustering coefficient, exact, from triangle counts: each edge is oriented from the
+  lower-ranked end to the higher, rank being (directed degree, id) for a *hub* (more than `hub_degree` citing or
+  cited rows) and (0, id) for any other node (any total order finds each triangle once; this one bounds what a
+  node sends); a node's oriented edges are grouped and deduplicated (a pair citing each other both ways is one
+  undirected edge) into its out-neighbours N+(v) (at most `hub_degree` for a node that is not a hub, at most
+  the number of hubs for one that is), each node's undirected degree is counted from them (each undirected edge
+  is in exactly one N+), N+(v) is sent to each u in N+(v), and every w in N+(v) and N+(u) closes a triangle
+  (v, u, w), found once, at its middle-ranked corner u (a node iterator: one set per oriented edge, not one
+  per wedge; the sets a bundle sends to one u travel in batches). Hubs reach the workers as a side input of at
+  most 2 E / `hub_degree` entries; the sets meet N+(u) in a `FanOutJoin` weighted by the batches' sizes, keyed by
+  u, so a paper cited by 100,000 others is not one group. Each node's coefficient 2 T / (d (d - 1)) is summed
+  exactly (`add_exactly`) and divided by N: networkx's `average_clustering` (the reference in the tests), at
+  every size.
 
 Self-citations never reach the graph (contexts drop them); a self-loop would count as an edge and be left out of
 degrees and triangles, as networkx leaves it out of clustering.
@@ -26,37 +31,68 @@ from collections.abc import Iterator
 from operator import itemgetter
 
 import apache_beam as beam
+from apache_beam.pvalue import TaggedOutput
+from apache_beam.transforms.window import GlobalWindow
+from apache_beam.utils.timestamp import MIN_TIMESTAMP
+from apache_beam.utils.windowed_value import WindowedValue
 
 from extractors.dataset import ComponentForest, add_exactly, graph_figures, local_clustering
-from pipelines.joins import MAX_GROUP, FanOutJoin
+from pipelines.joins import MAX_GROUP, FanOutJoin, KeyedBatches, batch_size_for
 from pipelines.tallies import CombineFigures, SumPerBundleFn
 
 HUB_DEGREE = 1_000
 """Neighbours above which a node is ranked by its degree when edges are oriented (the module docstring)."""
 
 
-def _undirected(edge: tuple[str, str]) -> Iterator[tuple[str, str]]:
-    citing, cited = edge
-    if citing != cited:
-        yield (citing, cited) if citing < cited else (cited, citing)
-
-
-def _orient(edge: tuple[str, str], hubs: dict[str, int]) -> tuple[str, str]:
-    """(lower-ranked end, higher-ranked end)."""
+def _oriented(edge: tuple[str, str], hubs: dict[str, int]) -> Iterator[tuple[str, str]]:
+    """The edge as (lower-ranked end, higher-ranked end); a self-loop gives none."""
     a, b = edge
-    return (a, b) if (hubs.get(a, 0), a) < (hubs.get(b, 0), b) else (b, a)
+    if a != b:
+        yield (a, b) if (hubs.get(a, 0), a) < (hubs.get(b, 0), b) else (b, a)
 
 
-def _out_neighbour_sets(element: tuple[str, list[str]]) -> Iterator[tuple[str, tuple[str, tuple[str, ...]]]]:
-    """A node's out-neighbours, sent to each of them: `(u, (v, N+(v)))` for every u in N+(v)."""
-    centre, targets = element
-    out = tuple(sorted(targets))
-    for target in out:
-        yield target, (centre, out)
+OUT_SETS, DEGREE_ENDS = "sets", "degree_ends"
 
 
-def _own_out_neighbours(node: str, targets) -> tuple[str, list[str]]:
-    return node, list(targets)
+class _NeighbourhoodFn(beam.DoFn):
+    """A node's out-neighbours (an edge cited both ways comes twice: one neighbour), as `(v, N+(v))` on the main
+    output and sent to each of them on `sets`: for every u in N+(v), `(v, N+(v))` joins a batch of u's
+    (`pipelines.joins.KeyedBatches`), sent as `(u, (first v, size, ((v, N+(v)), ...)))`; on `degree_ends` each
+    node's count of undirected edges, summed over the bundle (each undirected edge is in exactly one N+)."""
+
+    def __init__(self, batch_size: int) -> None:
+        self.batch_size = batch_size
+        self._degrees: dict[str, int] = {}
+        self._sets: KeyedBatches | None = None
+
+    def start_bundle(self) -> None:
+        self._degrees, self._sets = {}, KeyedBatches(self.batch_size)
+
+    def process(self, element: tuple[str, list[str]]) -> Iterator:
+        centre, targets = element
+        out = tuple(sorted(set(targets)))
+        degrees, sets = self._degrees, self._sets
+        degrees[centre] = degrees.get(centre, 0) + len(out)
+        for target in out:
+            degrees[target] = degrees.get(target, 0) + 1
+            batch = sets.add(target, (centre, out))
+            if batch is not None:
+                yield TaggedOutput(OUT_SETS, _set_batch(target, batch))
+        if sets.full:
+            for target, batch in sets.drain():
+                yield TaggedOutput(OUT_SETS, _set_batch(target, batch))
+        yield centre, out
+
+    def finish_bundle(self) -> Iterator:
+        degrees, self._degrees = self._degrees, {}
+        for item in degrees.items():
+            yield TaggedOutput(DEGREE_ENDS, WindowedValue(item, MIN_TIMESTAMP, (GlobalWindow(),)))
+        for target, batch in self._sets.drain():
+            yield TaggedOutput(OUT_SETS, WindowedValue(_set_batch(target, batch), MIN_TIMESTAMP, (GlobalWindow(),)))
+
+
+def _set_batch(target: str, batch: list[tuple[str, tuple[str, ...]]]) -> tuple[str, tuple[str, int, tuple]]:
+    return target, (batch[0][0], len(batch), tuple(batch))
 
 
 def _triangle_corners(element) -> Iterator[tuple[str, int]]:
@@ -67,10 +103,11 @@ def _triangle_corners(element) -> Iterator[tuple[str, int]]:
         return
     mine = set(grouped["out"][0])
     corners: dict[str, int] = {}
-    for v, theirs in grouped["sets"]:
-        for w in mine.intersection(theirs):
-            for corner in (v, u, w):
-                corners[corner] = corners.get(corner, 0) + 1
+    for _, _, sets in grouped["sets"]:
+        for v, theirs in sets:
+            for w in mine.intersection(theirs):
+                for corner in (v, u, w):
+                    corners[corner] = corners.get(corner, 0) + 1
     yield from corners.items()
 
 
@@ -118,22 +155,23 @@ class ComponentsFn(beam.CombineFn):
             merged.merge(forest)
         return merged
 
-    def extract_output(self, forest: ComponentForest) -> tuple[int, int]:
-        return forest.components()
+    def extract_output(self, forest: ComponentForest) -> tuple[int, int, int]:
+        """(nodes, components, nodes in the largest)."""
+        return (len(forest.parent), *forest.components())
 
 
 FIGURES = {
-    "nodes": beam.combiners.CountCombineFn(),
     "edges": beam.combiners.CountCombineFn(),
     "components": ComponentsFn(),
     "clustering": ExactSumFn(),
 }
-"""The four global figures, combined in one `CombineFigures`: distinct nodes and edges counted, the components of
-the undirected graph, the sum of the nodes' local clustering coefficients."""
+"""The global figures, combined in one `CombineFigures`: the edges counted, the nodes and components of the
+undirected graph (`ComponentsFn`), the sum of the nodes' local clustering coefficients."""
 
 
 def _figures(combined: dict) -> dict:
-    return graph_figures(combined["nodes"], combined["edges"], combined["clustering"], *combined["components"])
+    nodes, components, largest = combined["components"]
+    return graph_figures(nodes, combined["edges"], combined["clustering"], components, largest)
 
 
 class GraphStatistics(beam.PTransform):
@@ -147,23 +185,27 @@ class GraphStatistics(beam.PTransform):
 
     def expand(self, citations):
         edges = citations | "Edges" >> beam.Map(lambda row: (row["citing_id"], row["cited_id"]))
-        nodes = edges | "EdgeEnds" >> beam.FlatMap(lambda edge: edge) | "DistinctNodes" >> beam.Distinct()
-        undirected = edges | "Undirected" >> beam.FlatMap(_undirected) | "DistinctUndirected" >> beam.Distinct()
-        degrees = (
-            undirected
-            | "DegreeEnds" >> beam.ParDo(SumPerBundleFn(lambda edge: ((edge[0], 1), (edge[1], 1))))
-            | "Degrees" >> beam.CombinePerKey(sum)
+        directed_degrees = (
+            edges
+            | "DirectedDegreeEnds" >> beam.ParDo(SumPerBundleFn(_directed_degree_ends))
+            | "DirectedDegrees" >> beam.CombinePerKey(sum)
         )
         hubs = beam.pvalue.AsDict(
-            degrees | "Hubs" >> beam.Filter(lambda node_degree, limit: node_degree[1] > limit, self.hub_degree)
+            directed_degrees | "Hubs" >> beam.Filter(lambda node_degree, limit: node_degree[1] > limit, self.hub_degree)
         )
-        out_neighbours = undirected | "Orient" >> beam.Map(_orient, hubs) | "OutNeighbours" >> beam.GroupByKey()
+        neighbourhoods = (
+            edges
+            | "Orient" >> beam.FlatMap(_oriented, hubs)
+            | "OutNeighbours" >> beam.GroupByKey()
+            | "Neighbourhoods"
+            >> beam.ParDo(_NeighbourhoodFn(batch_size_for(self.max_group))).with_outputs(
+                OUT_SETS, DEGREE_ENDS, main="out"
+            )
+        )
+        degrees = neighbourhoods[DEGREE_ENDS] | "Degrees" >> beam.CombinePerKey(sum)
         triangles = (
-            {
-                "sets": out_neighbours | "SendOutNeighbours" >> beam.FlatMap(_out_neighbour_sets),
-                "out": out_neighbours | "OwnOutNeighbours" >> beam.MapTuple(_own_out_neighbours),
-            }
-            | "CloseWedges" >> FanOutJoin("sets", itemgetter(0), "wedge", self.max_group)
+            {"sets": neighbourhoods[OUT_SETS], "out": neighbourhoods.out}
+            | "CloseWedges" >> FanOutJoin("sets", itemgetter(0), "wedge", self.max_group, weight=itemgetter(1))
             | "TriangleCorners" >> beam.FlatMap(_triangle_corners)
             | "Triangles" >> beam.CombinePerKey(sum)
         )
@@ -173,7 +215,12 @@ class GraphStatistics(beam.PTransform):
             | "NodeClustering" >> beam.FlatMap(_node_clustering)
         )
         return (
-            {"nodes": nodes, "edges": edges, "components": edges, "clustering": clustering}
+            {"edges": edges, "components": edges, "clustering": clustering}
             | "Figures" >> CombineFigures(FIGURES)
             | "GraphFigures" >> beam.Map(_figures)
         )
+
+
+def _directed_degree_ends(edge: tuple[str, str]) -> tuple[tuple[str, int], ...]:
+    a, b = edge
+    return ((a, 1), (b, 1)) if a != b else ()

@@ -5,7 +5,8 @@ collects them), so a join of contexts with their cited paper, keyed by the cited
 paper's contexts in one worker. `FanOutJoin` is that join with the hot keys spread out:
 
 1. the values of the *many* side (contexts, references, out-neighbour sets) are counted per key, a combine that never
-   gathers them (`Count.PerKey` is lifted before the shuffle);
+   gathers them (`Count.PerKey` is lifted before the shuffle); where a value stands for several (a batch of
+   contexts), its `weight` is counted instead;
 2. a key with more than `max_group` of them is *hot*: its values go to ceil(n / max_group) groups by a stable
    hash of each value's shard key, and the other sides' values of that key (the few: a paper record, an edge
    marker) are copied into each group. The hot keys reach every worker as a side input of at most
@@ -15,7 +16,7 @@ paper's contexts in one worker. `FanOutJoin` is that join with the hot keys spre
 A DoFn after it must therefore treat each value of the many side on its own, together with the key's other values:
 what a join with a record does. Values with the same shard key always meet in one group (a reference's candidate
 pairs from several bands, say), so a DoFn may still deduplicate them. The many side's group sizes are recorded as
-the Beam distribution `joins:<name>_group_size`.
+the Beam distribution `joins:<name>_group_size` (summed weights where there are weights).
 """
 
 from __future__ import annotations
@@ -33,6 +34,52 @@ MAX_GROUP = 10_000
 NAMESPACE = "joins"
 
 
+BATCH = 256
+"""Values of one key a batch holds at most (`KeyedBatches`)."""
+BUFFER = 50_000
+"""Values a `KeyedBatches` holds before every batch it has is sent."""
+
+
+def batch_size_for(max_group: int) -> int:
+    """The batch size for a join spreading groups of about `max_group`: at most a sixteenth of a group, so that a
+    hot key's groups, made of whole batches, stay near `max_group`."""
+    return max(1, min(BATCH, max_group // 16))
+
+
+class KeyedBatches:
+    """Values gathered by key within a bundle, for the many side of a weighted `FanOutJoin`: `add` gives a key's
+    batch back once it holds `batch_size` values, `drain` every batch left (when `held` reaches `buffer_size`,
+    and when the bundle ends). A bundle of many values of few keys then sends a few elements instead of one per
+    value; a bundle with one value per key sends one batch per value, no worse. Which values share a batch
+    depends on the bundles, so what a DoFn after the join does with a batch must be what it would do with each
+    value alone."""
+
+    def __init__(self, batch_size: int = BATCH, buffer_size: int = BUFFER) -> None:
+        if batch_size < 1 or buffer_size < 1:
+            raise ValueError(f"batch and buffer sizes must be at least 1, not {batch_size} and {buffer_size}")
+        self.batch_size = batch_size
+        self.buffer_size = buffer_size
+        self._batches: dict = {}
+        self.held = 0
+
+    def add(self, key, value) -> list | None:
+        batch = self._batches.setdefault(key, [])
+        batch.append(value)
+        self.held += 1
+        if len(batch) < self.batch_size:
+            return None
+        self.held -= len(batch)
+        return self._batches.pop(key)
+
+    @property
+    def full(self) -> bool:
+        return self.held >= self.buffer_size
+
+    def drain(self) -> Iterator[tuple[object, list]]:
+        batches, self._batches, self.held = self._batches, {}, 0
+        yield from batches.items()
+
+
 def stable_shard(key: str, shards: int) -> int:
     """A shard in `[0, shards)` from the bytes of `key`, the same in every process (Python's `hash` of a str is
     salted per process, so it cannot place a value)."""
@@ -43,6 +90,11 @@ def _hot_shards(element: tuple[object, int], max_group: int) -> Iterator[tuple[o
     key, n = element
     if n > max_group:
         yield key, -(-n // max_group)
+
+
+def _weighed(element: tuple[object, object], weight: Callable[[object], int]) -> tuple[object, int]:
+    key, value = element
+    return key, weight(value)
 
 
 class _SpreadFn(beam.DoFn):
@@ -65,9 +117,10 @@ def _copy_to_shards(element, hot: dict) -> Iterator:
 
 
 class _RestoreKeyFn(beam.DoFn):
-    def __init__(self, many: str, name: str) -> None:
+    def __init__(self, many: str, name: str, weight: Callable[[object], int] | None = None) -> None:
         self.many = many
         self.name = name
+        self.weight = weight
         self._sizes = None
 
     def setup(self) -> None:
@@ -75,15 +128,25 @@ class _RestoreKeyFn(beam.DoFn):
 
     def process(self, element) -> Iterator:
         (key, _), grouped = element
-        self._sizes.update(len(grouped[self.many]))
+        values = grouped[self.many]
+        self._sizes.update(len(values) if self.weight is None else sum(map(self.weight, values)))
         yield key, grouped
 
 
 class FanOutJoin(beam.PTransform):
     """`{tag: PCollection of (key, value)}` joined like `CoGroupByKey`, the `many` tag's values of a hot key spread
-    over groups of about `max_group` by `stable_shard(str(shard_key(value)))` (module docstring)."""
+    over groups of about `max_group` by `stable_shard(str(shard_key(value)))` (module docstring). `weight(value)`,
+    where given, is how many values a value stands for (a batch's size): groups are then about `max_group` of
+    summed weight."""
 
-    def __init__(self, many: str, shard_key: Callable[[object], object], name: str, max_group: int = MAX_GROUP) -> None:
+    def __init__(
+        self,
+        many: str,
+        shard_key: Callable[[object], object],
+        name: str,
+        max_group: int = MAX_GROUP,
+        weight: Callable[[object], int] | None = None,
+    ) -> None:
         super().__init__()
         if max_group < 1:
             raise ValueError(f"max_group must be at least 1, not {max_group}")
@@ -91,13 +154,18 @@ class FanOutJoin(beam.PTransform):
         self.shard_key = shard_key
         self.name = name
         self.max_group = max_group
+        self.weight = weight
 
     def expand(self, inputs):
-        hot = beam.pvalue.AsDict(
-            inputs[self.many]
-            | "CountPerKey" >> beam.combiners.Count.PerKey()
-            | "HotKeys" >> beam.FlatMap(_hot_shards, self.max_group)
-        )
+        if self.weight is None:
+            counts = inputs[self.many] | "CountPerKey" >> beam.combiners.Count.PerKey()
+        else:
+            counts = (
+                inputs[self.many]
+                | "WeightPerValue" >> beam.Map(_weighed, self.weight)
+                | "CountPerKey" >> beam.CombinePerKey(sum)
+            )
+        hot = beam.pvalue.AsDict(counts | "HotKeys" >> beam.FlatMap(_hot_shards, self.max_group))
         spread = {}
         for tag, pcoll in inputs.items():
             label = step_label(str(tag))
@@ -106,5 +174,7 @@ class FanOutJoin(beam.PTransform):
             else:
                 spread[tag] = pcoll | f"Copy{label}" >> beam.FlatMap(_copy_to_shards, hot)
         return (
-            spread | "Group" >> beam.CoGroupByKey() | "RestoreKeys" >> beam.ParDo(_RestoreKeyFn(self.many, self.name))
+            spread
+            | "Group" >> beam.CoGroupByKey()
+            | "RestoreKeys" >> beam.ParDo(_RestoreKeyFn(self.many, self.name, self.weight))
         )

@@ -6,6 +6,7 @@ Counting (`Tallies`, the `tally`/`dead`/`inputs` tags) lives in `pipelines.talli
 
 from __future__ import annotations
 
+import itertools
 import logging
 from collections.abc import Iterable, Iterator
 from dataclasses import replace
@@ -13,6 +14,9 @@ from operator import itemgetter
 
 import apache_beam as beam
 from apache_beam.pvalue import TaggedOutput
+from apache_beam.transforms.window import GlobalWindow
+from apache_beam.utils.timestamp import MIN_TIMESTAMP
+from apache_beam.utils.windowed_value import WindowedValue
 
 from extractors.contexts import ContextConfig, cut_contexts
 from extractors.dataset import (
@@ -41,10 +45,10 @@ from extractors.records import (
 from extractors.schemas import citation_row
 from mapping.matcher import InMemoryMatcher, MatchConfig
 from mapping.taxonomy import taxonomy_fields, unmapped_categories
-from pipelines.coders import CONTEXTS, PAPERS, SEALED, TALLY_TYPE, SealedDocument, seal, unseal
+from pipelines.coders import PAPERS, SEALED, TALLY_TYPE, SealedDocument, pack_contexts, seal, unpack_contexts, unseal
 from pipelines.graph import GraphStatistics
 from pipelines.inputs import ReadConfig, ReadRecords, file_of
-from pipelines.joins import MAX_GROUP, FanOutJoin
+from pipelines.joins import MAX_GROUP, FanOutJoin, KeyedBatches, batch_size_for
 from pipelines.tallies import (
     DEAD,
     INPUTS,
@@ -436,31 +440,59 @@ class _DateAndSplitFn(TallyingFn):
         tally = self.tallies()
         papers = grouped["papers"]
         cited = PAPERS.decode(papers[0]) if papers else None
-        for _, encoded in grouped["contexts"]:
-            context = CONTEXTS.decode(encoded)
-            if cited is not None and self.recipe is not None and not keep_context(context, cited, self.recipe, tally):
-                continue
-            kept = date_and_split(context, cited, self.config, tally)
-            if kept is not None:
-                tally("contexts")
-                tally(f"contexts:{kept.split}")
-                yield kept
+        for _, _, packed in grouped["contexts"]:
+            for context in unpack_contexts(packed):
+                if (
+                    cited is not None
+                    and self.recipe is not None
+                    and not keep_context(context, cited, self.recipe, tally)
+                ):
+                    continue
+                kept = date_and_split(context, cited, self.config, tally)
+                if kept is not None:
+                    tally("contexts")
+                    tally(f"contexts:{kept.split}")
+                    yield kept
         yield from tally.emit()
 
 
-def _context_by_cited(context: Context) -> tuple[str, tuple[str, bytes]]:
-    """`(cited id, (context id, the context's `CONTEXTS` bytes))`: the context crosses the join in its compact
-    coder's bytes (a CoGroupByKey's union type would pickle it whole), its id beside them to place it in a hot
-    key's groups."""
-    return context.cited_id, (context.context_id, CONTEXTS.encode(context))
+class _BatchByCitedFn(beam.DoFn):
+    """Contexts into batches of one cited paper's contexts (`pipelines.joins.KeyedBatches`), as `(cited id, (first
+    context id, size, packed))`, the contexts packed by `pipelines.coders.pack_contexts`: the contexts of a bundle
+    citing the same papers cross the join as a few compressed elements instead of one element each (a shuffle
+    costs by its bytes and its elements)."""
+
+    def __init__(self, batch_size: int) -> None:
+        self.batch_size = batch_size
+        self._batches: KeyedBatches | None = None
+
+    def start_bundle(self) -> None:
+        self._batches = KeyedBatches(self.batch_size)
+
+    def process(self, context: Context) -> Iterator:
+        batch = self._batches.add(context.cited_id, context)
+        if batch is not None:
+            yield _packed(context.cited_id, batch)
+        elif self._batches.full:
+            yield from itertools.starmap(_packed, self._batches.drain())
+
+    def finish_bundle(self) -> Iterator[WindowedValue]:
+        for cited_id, batch in self._batches.drain():
+            yield WindowedValue(_packed(cited_id, batch), MIN_TIMESTAMP, (GlobalWindow(),))
+
+
+def _packed(cited_id: str, batch: list[Context]) -> tuple[str, tuple[str, int, bytes]]:
+    return cited_id, (batch[0].context_id, len(batch), pack_contexts(batch))
 
 
 class AssignSplits(beam.PTransform):
     """Join each context with its cited paper: keep what the recipe keeps (`extractors.recipes.keep_context`: the
     citing paper passes its rule, the cited paper is in its pool), drop citations of later papers, then split by
-    date. The join is a `FanOutJoin`: a paper cited by more than `max_group` contexts is met in several groups, each
-    with a copy of its record, never in one list of all its contexts. Contexts and papers cross it as
-    `pipelines.coders.CONTEXTS` and `PAPERS` bytes, not pickled."""
+    date. Contexts cross the join in compressed batches of one cited paper's contexts (`_BatchByCitedFn`), papers
+    as `pipelines.coders.PAPERS` bytes. The join is a `FanOutJoin` weighted by the batches' sizes: a paper cited
+    by more than `max_group` contexts is met in several groups of batches (about `max_group` contexts each, a
+    batch holding at most a sixteenth of them: `pipelines.joins.batch_size_for`), each with a copy of its record,
+    never in one list of all its contexts."""
 
     def __init__(self, config: SplitConfig, recipe: Recipe | None = None, max_group: int = MAX_GROUP) -> None:
         super().__init__()
@@ -471,10 +503,11 @@ class AssignSplits(beam.PTransform):
     def expand(self, inputs):
         split = (
             {
-                "contexts": inputs["contexts"] | "ContextsByCited" >> beam.Map(_context_by_cited),
+                "contexts": inputs["contexts"]
+                | "BatchByCited" >> beam.ParDo(_BatchByCitedFn(batch_size_for(self.max_group))),
                 "papers": inputs["database"] | "DatabaseById" >> beam.Map(lambda p: (p.paper_id, PAPERS.encode(p))),
             }
-            | "JoinCited" >> FanOutJoin("contexts", itemgetter(0), "cited_paper", self.max_group)
+            | "JoinCited" >> FanOutJoin("contexts", itemgetter(0), "cited_paper", self.max_group, weight=itemgetter(1))
             | "DateAndSplit"
             >> beam.ParDo(_DateAndSplitFn(self.config, self.recipe)).with_outputs(TALLY, main="contexts")
         )

@@ -37,7 +37,9 @@ from pipelines.coders import (
     PaperCoder,
     SealedDocument,
     field_plan,
+    pack_contexts,
     seal,
+    unpack_contexts,
     unseal,
 )
 
@@ -169,6 +171,30 @@ def test_a_sealed_document_opens_to_the_same_document_with_the_header_as_changed
     renamed = SealedDocument(sealed.header.with_id(new_id), sealed.body)
     assert unseal(renamed) == dataclasses.replace(document, paper_id=new_id)
     assert unseal(document) is document
+
+
+def test_packed_contexts_come_back_equal_in_order_and_pack_the_same_again():
+    contexts = [
+        Context(
+            f"2101.0000{i}_x_{i}",
+            f"2101.0000{i}",
+            "x",
+            f"b{i}",
+            f"text {i} TARGETCIT",
+            f"sentence {i}",
+            "Intro",
+            "[1]",
+            citing_date=dt.date(2021, 1, i + 1),
+            citing_year=2021,
+            cited_categories=("cs.CL",) * i,
+        )
+        for i in range(5)
+    ]
+    packed = pack_contexts(contexts)
+    assert unpack_contexts(packed) == contexts
+    assert pack_contexts(unpack_contexts(packed)) == packed
+    assert unpack_contexts(pack_contexts([])) == []
+    assert len(packed) < sum(len(ContextCoder().encode(c)) for c in contexts)  # one compressed frame
 
 
 def test_sealed_real_documents_are_smaller_than_documents_pickled(shared):

@@ -109,3 +109,19 @@ def test_graph_figures_equal_networkx_on_dense_cliques_with_every_node_a_hub_and
     clique += [(f"a{i}", f"b{j}") for i in range(3) for j in range(4)] + [("b0", "b1"), ("b2", "b1"), ("c", "a0")]
     beam_figures(clique, hub_degree=3, max_group=1)
     beam_figures(clique)
+
+
+@pytest.mark.beam
+def test_graph_figures_with_batched_wedge_sets_equal_networkx_and_the_hub_s_sets_spread():
+    # max_group 32: the sets sent to one node travel in batches of 2, and hub-a (the highest-ranked node at
+    # hub_degree 5, sent the out-neighbours of its ~80 neighbours) gets them in several groups of about 32
+    from tests.test_transforms import largest_group
+
+    edges = skewed_graph(seed=11)
+    rows = [{"citing_id": a, "cited_id": b} for a, b in edges]
+    p = TestPipeline(runner="FnApiRunner")
+    figures = p | beam.Create(rows) | GraphStatistics(hub_degree=5, max_group=32)
+    assert_that(figures, equal_to([networkx_figures(edges)]))
+    result = p.run()
+    result.wait_until_finish()
+    assert largest_group(result, "wedge") <= 48  # ~80 sets in 3 groups, never one of all of them
