@@ -285,7 +285,11 @@ def build_pipeline(
     canonical = {"documents": parsed["documents"], "papers": database["papers"]} | "CanonicalizeIds" >> (
         CanonicalizeIds()
     )
-    merged = {"documents": canonical["documents"], "papers": database["papers"]} | "MergeDatabase" >> (MergeDatabase())
+    merged = {
+        "documents": canonical["documents"],
+        "bodies": canonical["bodies"],
+        "papers": database["papers"],
+    } | "MergeDatabase" >> (MergeDatabase())
     resolver = ResolveReferencesByJoin(match) if title_matcher == "join" else ResolveReferences(match)
     resolved = {"documents": merged["documents"], "database": merged["database"]} | "ResolveReferences" >> resolver
     cut = resolved["documents"] | "CutContexts" >> CutContexts(contexts)

@@ -212,6 +212,9 @@ DOCUMENTS = ZstdCoder(DocumentCoder())
 """What carries documents through joins as bytes: `DOCUMENTS.encode(document)` before, `DOCUMENTS.decode` after
 (compressed: a document crosses a join in 29 kB instead of 80 kB pickled)."""
 PAPERS = PaperCoder()
+HEADERS = DocumentCoder()
+"""What carries a document's header (a `ParsedDocument` with no paragraphs or bib entries: `SealedDocument.header`)
+through the id joins as bytes."""
 CONTEXTS = ContextCoder()
 
 

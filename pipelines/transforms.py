@@ -45,7 +45,7 @@ from extractors.records import (
 from extractors.schemas import citation_row
 from mapping.matcher import InMemoryMatcher, MatchConfig
 from mapping.taxonomy import taxonomy_fields, unmapped_categories
-from pipelines.coders import PAPERS, SEALED, TALLY_TYPE, SealedDocument, pack_contexts, seal, unpack_contexts, unseal
+from pipelines.coders import HEADERS, PAPERS, TALLY_TYPE, SealedDocument, pack_contexts, seal, unpack_contexts, unseal
 from pipelines.graph import GraphStatistics
 from pipelines.inputs import ReadConfig, ReadRecords, file_of
 from pipelines.joins import MAX_GROUP, FanOutJoin, KeyedBatches, batch_size_for
@@ -182,11 +182,11 @@ class _RenameDocumentFn(TallyingFn):
         tally = self.tallies()
         candidates = sorted(grouped["ids"])
         for encoded in grouped["documents"]:
-            document = SEALED.decode(encoded)
-            if candidates and candidates[0][1] != document.paper_id:
+            header = HEADERS.decode(encoded)
+            if candidates and candidates[0][1] != header.paper_id:
                 tally("documents_renamed_to_database_id")
-                document = SealedDocument(document.header.with_id(candidates[0][1]), document.body)
-            yield document
+                header = header.with_id(candidates[0][1])
+            yield header
         yield from tally.emit()
 
 
@@ -196,8 +196,10 @@ class CanonicalizeIds(beam.PTransform):
     A 2020-layout S2ORC document knows only its S2ORC `paper_id`; the S2ORC metadata knows that the same
     paper has an arXiv id, which is the paper's id. Documents and papers are joined on every identifier
     key (`arxiv:`, `doi:`, `s2:`); the strongest key that finds a paper decides. Documents are sealed here
-    (`pipelines.coders.SealedDocument`: the body compressed once, the header open) and meet their ids as `SEALED`
-    bytes, not pickled; the output is sealed documents, renamed without opening their bodies.
+    (`pipelines.coders.seal`: the body compressed once) and split: the `documents` output is their headers
+    (`ParsedDocument`s without paragraphs or bib entries, which meet their ids as `HEADERS` bytes, not pickled),
+    renamed; `bodies` is `(source, sealed body)`, which waits for `MergeDatabase` to join it back to its header
+    once: a document's bytes cross one join, not every join its header does.
     """
 
     def expand(self, inputs):
@@ -209,15 +211,40 @@ class CanonicalizeIds(beam.PTransform):
             | "JoinOnIdentifiers" >> beam.CoGroupByKey()
             | "ChooseCanonicalId" >> beam.ParDo(_ChooseCanonicalIdFn())
         )
+        split = documents | "Seal" >> beam.ParDo(_SealFn()).with_outputs(BODIES, main="headers")
         renamed = (
-            {"documents": documents | "BySource" >> beam.Map(lambda d: (d.source, SEALED.encode(seal(d)))), "ids": ids}
+            {"documents": split.headers, "ids": ids}
             | "JoinIdsToDocuments" >> beam.CoGroupByKey()
             | "Rename"
             >> beam.ParDo(_RenameDocumentFn())
-            .with_output_types(SealedDocument, **{TALLY: TALLY_TYPE})
+            .with_output_types(ParsedDocument, **{TALLY: TALLY_TYPE})
             .with_outputs(TALLY, main="documents")
         )
-        return {"documents": renamed.documents, TALLY: renamed[TALLY]}
+        return {"documents": renamed.documents, BODIES: split[BODIES], TALLY: renamed[TALLY]}
+
+
+BODIES = "bodies"
+
+
+class _SealFn(beam.DoFn):
+    """A document sealed (`pipelines.coders.seal`) and split: `(source, HEADERS bytes of its header)` on the main
+    output, `(source, sealed body)` on `bodies`."""
+
+    def process(self, document: ParsedDocument) -> Iterator:
+        sealed = seal(document)
+        yield document.source, HEADERS.encode(sealed.header)
+        yield TaggedOutput(BODIES, (document.source, sealed.body))
+
+
+class _ReuniteFn(beam.DoFn):
+    """A kept header (with its metadata) and its document's sealed body: the `SealedDocument`. A body whose header
+    was not kept (a duplicate, a document with no title) is dropped: its dead letter was written by the merge."""
+
+    def process(self, element) -> Iterator[SealedDocument]:
+        _, grouped = element
+        headers, bodies = grouped["headers"], grouped["bodies"]
+        if headers and bodies:
+            yield SealedDocument(HEADERS.decode(headers[0]), bodies[0])
 
 
 def names_paper(source: str, paper_id: str) -> bool:
@@ -261,13 +288,12 @@ class _MergeByIdFn(TallyingFn):
     def process(self, element) -> Iterator:
         paper_id, grouped = element
         tally = self.tallies()
-        sealed: list[SealedDocument] = sorted(
-            map(SEALED.decode, grouped["documents"]), key=lambda d: keep_order(d.header, paper_id)
+        documents: list[ParsedDocument] = sorted(  # headers: the merge never reads paragraphs or bib entries
+            map(HEADERS.decode, grouped["documents"]), key=lambda d: keep_order(d, paper_id)
         )
         papers: list[Paper] = list(map(PAPERS.decode, grouped["papers"]))
-        if sealed and not any(p.title for p in papers):
-            sealed.sort(key=lambda d: not d.header.title)  # a copy with a title is kept before one without
-        documents = [d.header for d in sealed]  # what the merge reads: never the paragraphs or the bib entries
+        if documents and not any(p.title for p in papers):
+            documents.sort(key=lambda d: not d.title)  # a copy with a title is kept before one without
         if len(papers) > 1:
             tally("metadata_records_merged", len(papers) - 1)
         titled = bool(documents) and (
@@ -315,37 +341,46 @@ class _MergeByIdFn(TallyingFn):
                         INPUTS, InputTally(duplicate.source, "", 1, 0, 1, (kept.source,), reason="duplicate_id")
                     )
             if titled:
-                yield SealedDocument(kept.with_metadata(merged), sealed[0].body)
+                yield kept.source, HEADERS.encode(kept.with_metadata(merged))
         yield from tally.emit()
 
 
 class MergeDatabase(beam.PTransform):
     """Join documents with the metadata by paper id: the database (metadata plus what documents say of
     themselves, metadata first), the documents with their metadata, and duplicate documents as dead
-    letters. Outputs `database`, `documents` (still sealed: `pipelines.coders.SealedDocument`), `dead`, `tally`.
-    Documents (sealed, from `CanonicalizeIds`) and papers cross the join as `pipelines.coders` bytes, not pickled;
-    the merge reads and changes only the documents' headers; the outputs are typed, so that where a runner keeps
-    them between stages (the documents wait there for the matcher built from the database) it uses those coders
-    too, and copies the sealed bodies as they are."""
+    letters. Inputs `documents` (headers) and `bodies` (`CanonicalizeIds`'s), `papers`; outputs `database`,
+    `documents` (sealed: `pipelines.coders.SealedDocument`), `dead`, `tally`, `inputs`. Headers and papers cross
+    the join as `pipelines.coders` bytes, not pickled; the merge reads and changes only headers, and a kept header
+    meets its document's sealed body in one join by source after it. The documents are typed, so that where a
+    runner keeps them between stages (they wait there for the matcher built from the database) it uses
+    `SealedDocumentCoder` and copies the sealed bodies as they are."""
 
     def expand(self, inputs):
+        bodies = inputs.get(BODIES)
+        if bodies is None:
+            bodies = inputs["papers"].pipeline | "NoBodies" >> beam.Create([])
         merged = (
             {
                 "documents": inputs["documents"]
-                | "DocumentsById" >> beam.Map(lambda d: (d.paper_id, SEALED.encode(d))),
+                | "DocumentsById" >> beam.Map(lambda d: (d.paper_id, HEADERS.encode(d))),
                 "papers": inputs["papers"] | "PapersById" >> beam.Map(lambda p: (p.paper_id, PAPERS.encode(p))),
             }
             | "JoinById" >> beam.CoGroupByKey()
             | "Merge"
             >> beam.ParDo(_MergeByIdFn())
             .with_output_types(
-                SealedDocument, database=Paper, **{TALLY: TALLY_TYPE, DEAD: DeadLetter, INPUTS: InputTally}
+                tuple[str, bytes], database=Paper, **{TALLY: TALLY_TYPE, DEAD: DeadLetter, INPUTS: InputTally}
             )
-            .with_outputs("database", TALLY, DEAD, INPUTS, main="documents")
+            .with_outputs("database", TALLY, DEAD, INPUTS, main="headers")
+        )
+        documents = (
+            {"headers": merged.headers, "bodies": bodies}
+            | "JoinBodies" >> beam.CoGroupByKey()
+            | "Reunite" >> beam.ParDo(_ReuniteFn()).with_output_types(SealedDocument)
         )
         return {
             "database": merged.database,
-            "documents": merged.documents,
+            "documents": documents,
             DEAD: merged[DEAD],
             TALLY: merged[TALLY],
             INPUTS: merged[INPUTS],
@@ -582,15 +617,42 @@ class SelectPapers(beam.PTransform):
 # ------------------------------------------------------------------------------- the graph and the figures
 
 
+class _HeadingsByPairFn(beam.DoFn):
+    """Contexts to `((citing, cited), headings)`, the headings of a bundle's contexts of one pair together
+    (`pipelines.joins.KeyedBatches`): one element per pair and bundle, not one per context."""
+
+    def __init__(self) -> None:
+        self._batches: KeyedBatches | None = None
+
+    def start_bundle(self) -> None:
+        self._batches = KeyedBatches()
+
+    def process(self, context: Context) -> Iterator:
+        pair = (context.citing_id, context.cited_id)
+        batch = self._batches.add(pair, context.section_heading)
+        if batch is not None:
+            yield pair, batch
+        elif self._batches.full:
+            yield from self._batches.drain()
+
+    def finish_bundle(self) -> Iterator[WindowedValue]:
+        for item in self._batches.drain():
+            yield WindowedValue(item, MIN_TIMESTAMP, (GlobalWindow(),))
+
+
+def _citation_row(pair: tuple[str, str], batches: Iterable[list[str | None]]) -> dict[str, object]:
+    return citation_row(pair[0], pair[1], [heading for batch in batches for heading in batch])
+
+
 class CitationGraph(beam.PTransform):
     """Contexts into the `citations/` table's rows: one per (citing, cited) pair, with its contexts' headings."""
 
     def expand(self, contexts):
         return (
             contexts
-            | "ByPair" >> beam.Map(lambda c: ((c.citing_id, c.cited_id), c.section_heading))
+            | "ByPair" >> beam.ParDo(_HeadingsByPairFn())
             | "GroupPairs" >> beam.GroupByKey()
-            | "CitationRows" >> beam.MapTuple(lambda pair, headings: citation_row(pair[0], pair[1], list(headings)))
+            | "CitationRows" >> beam.MapTuple(_citation_row)
         )
 
 

@@ -207,8 +207,9 @@ def test_sealed_real_documents_are_smaller_than_documents_pickled(shared):
 
 @pytest.mark.beam
 def test_documents_cross_canonicalize_and_merge_without_being_pickled(monkeypatch):
-    """A document that Beam pickled would raise here: the joins carry `SEALED` bytes, and MergeDatabase's typed
-    output (sealed documents) is encoded by `SealedDocumentCoder` wherever the runner keeps it."""
+    """A document that Beam pickled would raise here: the joins carry `HEADERS` bytes and sealed bodies, and
+    MergeDatabase's typed output (sealed documents) is encoded by `SealedDocumentCoder` wherever the runner keeps
+    it."""
     from pipelines.transforms import CanonicalizeIds, MergeDatabase
     from tests.support.documents import document, paragraph
 
@@ -228,6 +229,6 @@ def test_documents_cross_canonicalize_and_merge_without_being_pickled(monkeypatc
     with TestPipeline(runner="FnApiRunner") as p:
         meta = p | "Papers" >> beam.Create(papers)
         canon = {"documents": p | "Docs" >> beam.Create(docs), "papers": meta} | CanonicalizeIds()
-        merged = {"documents": canon["documents"], "papers": meta} | MergeDatabase()
+        merged = {"documents": canon["documents"], "bodies": canon["bodies"], "papers": meta} | MergeDatabase()
         kept = merged["documents"] | beam.Reshuffle() | beam.Map(lambda d: (d.paper_id, d.source, opened_text(d)))
         assert_that(kept, equal_to([("1901.00001", "a.json", text)]))

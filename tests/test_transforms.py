@@ -22,6 +22,7 @@ from pipelines.transforms import (
     TALLY,
     AssignSplits,
     CanonicalizeIds,
+    CitationGraph,
     CutContexts,
     MergeDatabase,
     ParseDocuments,
@@ -85,7 +86,7 @@ def test_canonicalize_and_merge_rename_by_shared_ids_and_dead_letter_duplicates(
     with TestPipeline(runner="FnApiRunner") as p:
         meta = p | "Papers" >> beam.Create(papers)
         canon = {"documents": p | "Docs" >> beam.Create(docs), "papers": meta} | CanonicalizeIds()
-        merged = {"documents": canon["documents"], "papers": meta} | MergeDatabase()
+        merged = {"documents": canon["documents"], "bodies": canon["bodies"], "papers": meta} | MergeDatabase()
         assert_that(
             merged["documents"] | beam.Map(unseal) | beam.Map(lambda d: (d.paper_id, d.source, d.title, d.year)),
             equal_to([("1901.00001", "a.json", "Real Title", 2019), ("99", "c.json", None, None)]),
@@ -313,4 +314,36 @@ def test_sums_per_bundle_equal_a_hand_count_in_fewer_elements_than_pairs():
         assert_that(pairs | beam.CombinePerKey(sum), equal_to(sorted(expected.items())), label="Sums")
         assert_that(
             pairs | beam.combiners.Count.Globally() | beam.Map(lambda n: n < 400), equal_to([True]), label="Few"
+        )
+
+
+def test_citation_rows_count_each_pair_s_contexts_and_their_distinct_headings():
+    """Three contexts of one pair (two headings, one missing), one of another: rows by hand."""
+    from extractors.records import Context
+
+    def context(i: int, citing: str, cited: str, heading: str | None) -> Context:
+        return Context(f"{citing}_{cited}_{i}", citing, cited, f"b{i}", "t", "t", heading, "[1]")
+
+    contexts = [
+        context(0, "a", "x", "Intro"),
+        context(1, "a", "x", "Related Work"),
+        context(2, "a", "x", None),
+        context(3, "a", "x", "Intro"),
+        context(0, "b", "x", None),
+    ]
+    with TestPipeline(runner="FnApiRunner") as p:
+        rows = p | beam.Create(contexts) | CitationGraph()
+        assert_that(
+            rows,
+            equal_to(
+                [
+                    {
+                        "citing_id": "a",
+                        "cited_id": "x",
+                        "num_contexts": 4,
+                        "section_headings": ["Intro", "Related Work"],
+                    },
+                    {"citing_id": "b", "cited_id": "x", "num_contexts": 1, "section_headings": []},
+                ]
+            ),
         )
