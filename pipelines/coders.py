@@ -11,13 +11,13 @@ that every record comes back equal; bench/pipeline.py measures the runs).
 
 Registered for `ParsedDocument`, `Paper`, `Context`, `DeadLetter` and `InputTally`, so a PCollection typed as one
 of them uses it. A CoGroupByKey flattens its inputs into one union type, for which Beam falls back to pickle
-whatever is registered, so `pipelines.transforms.CanonicalizeIds` and `MergeDatabase` carry documents and papers
-through their joins as `DOCUMENTS` and `PAPERS` bytes (which every coder passes through as they are) and decode
-them after (and `AssignSplits` carries papers as `PAPERS` bytes and contexts in compressed batches,
-`pack_contexts`: 30 kB a paper on the benchmark, where contexts took 78 kB one by one and 102 kB pickled).
-`DOCUMENTS` is a `DocumentCoder` compressed with Zstandard: a document crosses a join in 29 kB where pickled it
-took 80 kB (37 real TEI), and on the 1,000-paper benchmark the two document joins shuffle 59 kB a paper instead
-of 163 kB.
+whatever is registered, so `pipelines.transforms.CanonicalizeIds` and `MergeDatabase` carry documents' headers
+and papers through their joins as `HEADERS` and `PAPERS` bytes (which every coder passes through as they are)
+and decode them after, and a document's body, sealed (`SealedDocument`: Zstandard-compressed, 29 kB a document
+where pickled it took 80 kB, 37 real TEI), crosses one join, back to its header; `AssignSplits` carries papers as
+`PAPERS` bytes and contexts in compressed batches (`pack_contexts`: 20 kB a paper on the 1,000-paper benchmark,
+where contexts took 78 kB one by one and 102 kB pickled). `DOCUMENTS` is a `DocumentCoder` compressed with
+Zstandard, for a whole document as bytes.
 """
 
 from __future__ import annotations
@@ -241,12 +241,13 @@ cutter read, and nearly all of a document's bytes."""
 
 @dataclass(frozen=True)
 class SealedDocument:
-    """A parsed document on its way through the id joins (`CanonicalizeIds`, `MergeDatabase`): its `header` open
-    (the document with no paragraphs and no bib entries: what the joins read and change, its ids, title, source
-    and description), its body (the paragraphs and the bib entries) sealed as Zstandard-compressed bytes, which
-    the joins carry as they are. `seal` compresses a document once, after parsing; `unseal` opens it once, where
-    its references are resolved; in between, renaming it and describing it by its database record touch only
-    the header (decoding and encoding it whole at each join cost more than the joins themselves)."""
+    """A parsed document as the id joins handle it (`CanonicalizeIds`, `MergeDatabase`): its `header` open (the
+    document with no paragraphs and no bib entries: what the joins read and change, its ids, title, source and
+    description), its body (the paragraphs and the bib entries) sealed as Zstandard-compressed bytes. `seal`
+    compresses a document once, after parsing; the header goes through the joins alone (renamed, described by its
+    database record) and meets the body, carried as it is, in one join by source; `unseal` opens it once, where
+    its references are resolved (decoding and encoding a document whole at each join cost more than the joins
+    themselves)."""
 
     header: ParsedDocument
     body: bytes
