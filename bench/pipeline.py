@@ -3,6 +3,7 @@ same functions, on corpora of real GROBID TEI replicated under new arXiv ids.
 
     python bench/pipeline.py                                    # 100, 1,000 and 5,000 papers
     python bench/pipeline.py --papers 100,1000 --json /tmp/pipeline.json
+    python bench/pipeline.py --repeat 3                         # three paired runs a size, medians
 
 The corpus of N papers: the real TEI under ../shared/data/grobid (or $CITREC_SHARED_DATA/grobid), copy k of
 template k mod 37, with its header ids replaced by the arXiv id 2301.k (its title, markup and bibliography kept,
