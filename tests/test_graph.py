@@ -15,6 +15,7 @@ from apache_beam.testing.util import assert_that, equal_to
 
 from extractors.dataset import ComponentForest, add_exactly, graph_figures, graph_statistics, local_clustering
 from pipelines.graph import GraphStatistics
+from tests.support.joins import largest_group
 
 
 def networkx_figures(edges: list[tuple[str, str]]) -> dict:
@@ -115,8 +116,6 @@ def test_graph_figures_equal_networkx_on_dense_cliques_with_every_node_a_hub_and
 def test_graph_figures_with_batched_wedge_sets_equal_networkx_and_the_hub_s_sets_spread():
     # max_group 32: the sets sent to one node travel in batches of 2, and hub-a (the highest-ranked node at
     # hub_degree 5, sent the out-neighbours of its ~80 neighbours) gets them in several groups of about 32
-    from tests.test_transforms import largest_group
-
     edges = skewed_graph(seed=11)
     rows = [{"citing_id": a, "cited_id": b} for a, b in edges]
     p = TestPipeline(runner="FnApiRunner")

@@ -29,6 +29,7 @@ from pipelines.transforms import (
     ResolveReferences,
 )
 from tests.support.documents import SEGMENTED_TEI, document, paragraph
+from tests.support.joins import largest_group
 
 pytestmark = pytest.mark.beam
 
@@ -174,16 +175,6 @@ def test_the_real_arxiv_metadata_gets_categories_and_acm_classes(shared):
 
 
 # ----------------------------------------------------------------------------------------------- hot keys
-
-
-def largest_group(result, name: str) -> int:
-    """The largest group `FanOutJoin` made under `name` (its `joins:<name>_group_size` distribution)."""
-    from apache_beam.metrics.metric import MetricsFilter
-
-    found = result.metrics().query(MetricsFilter().with_namespace("joins").with_name(f"{name}_group_size"))
-    sizes = [d.committed.max for d in found["distributions"] if d.committed is not None]
-    assert sizes, f"no group-size distribution named {name}"
-    return max(sizes)
 
 
 def test_a_paper_cited_by_every_context_is_never_one_group_of_all_its_contexts():
