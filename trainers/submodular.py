@@ -411,20 +411,27 @@ def linear_warmup(optimizer, total_steps: int, warmup_fraction: float = 0.1):
     return torch.optim.lr_scheduler.LambdaLR(optimizer, factor)
 
 
+def index_papers(encoder, tokenizer, dataset, args, device, **embedding) -> PaperIndex:
+    """Every paper of the dataset embedded (`embed_texts`, `args`' length and pooling, `embedding`'s batch size and
+    AMP) and indexed with its date."""
+    paper_ids = dataset.paper_ids()
+    texts = [paper_text(dataset.papers[p]) for p in paper_ids]
+    papers = embed_texts(
+        encoder, tokenizer, texts, device, max_length=args.max_length, pooling=args.pooling, **embedding
+    )
+    return PaperIndex.build(paper_ids, papers, [dataset.papers[p].date for p in paper_ids])
+
+
+def embed_queries(encoder, tokenizer, dataset, queries, args, device, **embedding) -> torch.Tensor:
+    """The queries' texts (`args.query_text`) embedded as `index_papers` embeds papers."""
+    texts = [query_text(dataset, q, args.query_text) for q in queries]
+    return embed_texts(encoder, tokenizer, texts, device, max_length=args.max_length, pooling=args.pooling, **embedding)
+
+
 def mine_nearest(encoder, tokenizer, dataset, queries, args, device) -> dict[str, list[str]]:
     """Each query's nearest papers by the current model (citing paper and later papers excluded)."""
-    paper_ids = dataset.paper_ids()
-    papers = embed_texts(
-        encoder,
-        tokenizer,
-        [paper_text(dataset.papers[p]) for p in paper_ids],
-        device,
-        max_length=args.max_length,
-        pooling=args.pooling,
-    )
-    index = PaperIndex.build(paper_ids, papers, [dataset.papers[p].date for p in paper_ids])
-    texts = [query_text(dataset, q, args.query_text) for q in queries]
-    embedded = embed_texts(encoder, tokenizer, texts, device, max_length=args.max_length, pooling=args.pooling)
+    index = index_papers(encoder, tokenizer, dataset, args, device)
+    embedded = embed_queries(encoder, tokenizer, dataset, queries, args, device)
     rankings = index.search(
         embedded, args.hard_pool + 16, [q.citing_id for q in queries], [q.citing_date for q in queries]
     )
@@ -667,36 +674,16 @@ def run_evaluate(args: argparse.Namespace) -> dict:
     args.pooling = args.pooling or model_pooling(args.checkpoint)
     dataset = load_dataset(args.dataset, args.context_field)
     split_queries = {split: dataset.split_queries(split, "SBERT evaluation") for split in args.split}
-    paper_ids = dataset.paper_ids()
+    embedding = {"batch_size": args.batch_size, "amp": args.amp}
     start = time.perf_counter()
-    papers = embed_texts(
-        encoder,
-        tokenizer,
-        [paper_text(dataset.papers[p]) for p in paper_ids],
-        device,
-        max_length=args.max_length,
-        batch_size=args.batch_size,
-        amp=args.amp,
-        pooling=args.pooling,
-    )
-    index = PaperIndex.build(paper_ids, papers, [dataset.papers[p].date for p in paper_ids])
+    index = index_papers(encoder, tokenizer, dataset, args, device, **embedding)
     embed_seconds = time.perf_counter() - start
     output = Path(args.output or checkpoint)
     options = {k: v for k, v in vars(args).items() if k != "command"}
     results = {}
     for split, queries in split_queries.items():
         start = time.perf_counter()
-        texts = [query_text(dataset, q, args.query_text) for q in queries]
-        vectors = embed_texts(
-            encoder,
-            tokenizer,
-            texts,
-            device,
-            max_length=args.max_length,
-            batch_size=args.batch_size,
-            amp=args.amp,
-            pooling=args.pooling,
-        )
+        vectors = embed_queries(encoder, tokenizer, dataset, queries, args, device, **embedding)
         plain, chosen = select_for_queries(vectors, index, queries, args)
         metrics = selection_metrics(plain, chosen, [set(q.cited_ids) for q in queries], args.ks)
         metrics.update(
@@ -704,7 +691,7 @@ def run_evaluate(args: argparse.Namespace) -> dict:
                 "split": split,
                 "device": str(device),
                 "papers": len(dataset.papers),
-                "candidates": len(paper_ids),
+                "candidates": len(index.paper_ids),
                 "paper_embedding_seconds": embed_seconds,
                 "seconds_per_query": (time.perf_counter() - start) / len(queries),
                 "dataset_versions": dataset_versions(args.dataset),
