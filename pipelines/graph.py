@@ -32,13 +32,10 @@ from operator import itemgetter
 
 import apache_beam as beam
 from apache_beam.pvalue import TaggedOutput
-from apache_beam.transforms.window import GlobalWindow
-from apache_beam.utils.timestamp import MIN_TIMESTAMP
-from apache_beam.utils.windowed_value import WindowedValue
 
 from extractors.dataset import ComponentForest, add_exactly, graph_figures, local_clustering
 from pipelines.joins import MAX_GROUP, FanOutJoin, KeyedBatches, batch_size_for
-from pipelines.tallies import CombineFigures, SumPerBundleFn
+from pipelines.tallies import CombineFigures, SumPerBundleFn, in_global_window
 
 HUB_DEGREE = 1_000
 """Neighbours above which a node is ranked by its degree when edges are oriented (the module docstring)."""
@@ -75,20 +72,16 @@ class _NeighbourhoodFn(beam.DoFn):
         degrees[centre] = degrees.get(centre, 0) + len(out)
         for target in out:
             degrees[target] = degrees.get(target, 0) + 1
-            batch = sets.add(target, (centre, out))
-            if batch is not None:
-                yield TaggedOutput(OUT_SETS, _set_batch(target, batch))
-        if sets.full:
-            for target, batch in sets.drain():
-                yield TaggedOutput(OUT_SETS, _set_batch(target, batch))
+            for ready, batch in sets.offer(target, (centre, out)):
+                yield TaggedOutput(OUT_SETS, _set_batch(ready, batch))
         yield centre, out
 
     def finish_bundle(self) -> Iterator:
         degrees, self._degrees = self._degrees, {}
         for item in degrees.items():
-            yield TaggedOutput(DEGREE_ENDS, WindowedValue(item, MIN_TIMESTAMP, (GlobalWindow(),)))
+            yield TaggedOutput(DEGREE_ENDS, in_global_window(item))
         for target, batch in self._sets.drain():
-            yield TaggedOutput(OUT_SETS, WindowedValue(_set_batch(target, batch), MIN_TIMESTAMP, (GlobalWindow(),)))
+            yield TaggedOutput(OUT_SETS, in_global_window(_set_batch(target, batch)))
 
 
 def _set_batch(target: str, batch: list[tuple[str, tuple[str, ...]]]) -> tuple[str, tuple[str, int, tuple]]:

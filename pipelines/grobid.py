@@ -38,9 +38,6 @@ from dataclasses import dataclass, field, replace
 import apache_beam as beam
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.pvalue import TaggedOutput
-from apache_beam.transforms.window import GlobalWindow
-from apache_beam.utils.timestamp import MIN_TIMESTAMP
-from apache_beam.utils.windowed_value import WindowedValue
 
 from extractors.clients.grobid import (
     GrobidClient,
@@ -58,7 +55,7 @@ from extractors.documents.tei import DocumentError, bib_entry_from_struct
 from extractors.records import BibEntry, DeadLetter, InputTally, ParsedDocument
 from mapping.matcher import MatchConfig, usable_title
 from pipelines.inputs import MAX_PDF_BYTES, ParseFiles, ReadConfig, ReadTask, read_document_bytes
-from pipelines.tallies import DEAD, INPUTS, TALLY, Tallies, TallyingFn, dead_letter_output
+from pipelines.tallies import DEAD, INPUTS, TALLY, Tallies, TallyingFn, dead_letter_output, in_global_window
 
 LOG = logging.getLogger(__name__)
 
@@ -191,9 +188,9 @@ class _PooledFn(TallyingFn):
     def finish_bundle(self):
         for output in self._collect(wait_until=1):
             if isinstance(output, TaggedOutput):
-                yield TaggedOutput(output.tag, WindowedValue(output.value, MIN_TIMESTAMP, [GlobalWindow()]))
+                yield TaggedOutput(output.tag, in_global_window(output.value))
             else:
-                yield WindowedValue(output, MIN_TIMESTAMP, [GlobalWindow()])
+                yield in_global_window(output)
         yield from super().finish_bundle()
 
     def _collect(self, wait_until: int):

@@ -49,8 +49,9 @@ def batch_size_for(max_group: int) -> int:
 class KeyedBatches:
     """Values gathered by key within a bundle, for the many side of a weighted `FanOutJoin`: `add` gives a key's
     batch back once it holds `batch_size` values, `drain` every batch left (when `held` reaches `buffer_size`,
-    and when the bundle ends). A bundle of many values of few keys then sends a few elements instead of one per
-    value; a bundle with one value per key sends one batch per value, no worse. Which values share a batch
+    and when the bundle ends); `offer` does both, as a DoFn's `process` needs them. A bundle of many values of few
+    keys then sends a few elements instead of one per value; a bundle with one value per key sends one batch per
+    value, no worse. Which values share a batch
     depends on the bundles, so what a DoFn after the join does with a batch must be what it would do with each
     value alone."""
 
@@ -74,6 +75,13 @@ class KeyedBatches:
     @property
     def full(self) -> bool:
         return self.held >= self.buffer_size
+
+    def offer(self, key, value) -> list[tuple[object, list]]:
+        """`add`, and what must be sent now: the key's batch once it is full, or every batch once the buffer is."""
+        batch = self.add(key, value)
+        if batch is not None:
+            return [(key, batch)]
+        return list(self.drain()) if self.full else []
 
     def drain(self) -> Iterator[tuple[object, list]]:
         batches, self._batches, self.held = self._batches, {}, 0

@@ -31,11 +31,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.pvalue import TaggedOutput
-from apache_beam.transforms.window import GlobalWindow
-from apache_beam.utils.timestamp import MIN_TIMESTAMP
 from apache_beam.utils.windowed_value import WindowedValue
 
 from pipelines.outputs import rename_files
+from pipelines.tallies import in_global_window
 
 BATCH_ROWS = 5_000
 """Rows converted to Arrow at a time."""
@@ -96,10 +95,6 @@ class ShardWriter:
         return self.rows
 
 
-def _in_global_window(value) -> WindowedValue:
-    return WindowedValue(value, MIN_TIMESTAMP, (GlobalWindow(),))
-
-
 class _WriteBundlesFn(beam.DoFn):
     """Rows of runner-sharded tables into one temporary file per table and bundle, reported as `(prefix, path)`
     when the bundle finishes; rows of tables with fixed shards go on as `((prefix, shard), row)` (`keyed`)."""
@@ -131,7 +126,7 @@ class _WriteBundlesFn(beam.DoFn):
         writers, self._writers = self._writers, {}
         for prefix, writer in sorted(writers.items()):
             writer.close()
-            yield _in_global_window((prefix, writer.path))
+            yield in_global_window((prefix, writer.path))
 
 
 class _WriteGroupFn(beam.DoFn):

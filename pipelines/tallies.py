@@ -80,7 +80,13 @@ class TallyingFn(beam.DoFn):
         for namespace, counts in bundle.items():
             for name, n in counts.items():
                 Metrics.counter(namespace, name).inc(n)
-                yield TaggedOutput(TALLY, WindowedValue((name, n), MIN_TIMESTAMP, (GlobalWindow(),)))
+                yield TaggedOutput(TALLY, in_global_window((name, n)))
+
+
+def in_global_window(value) -> WindowedValue:
+    """`value` as an element of the global window, what a DoFn's `finish_bundle` must yield (it has no input
+    element to take a window from); every pipeline here is a batch job in the global window."""
+    return WindowedValue(value, MIN_TIMESTAMP, (GlobalWindow(),))
 
 
 class SumPerBundleFn(beam.DoFn):
@@ -104,7 +110,7 @@ class SumPerBundleFn(beam.DoFn):
     def finish_bundle(self) -> Iterator[WindowedValue]:
         sums, self._sums = self._sums, {}
         for item in sums.items():
-            yield WindowedValue(item, MIN_TIMESTAMP, (GlobalWindow(),))
+            yield in_global_window(item)
 
 
 class ConfiguredFn(TallyingFn):
@@ -146,7 +152,7 @@ class PartialCombineFn(beam.DoFn):
         accumulator, self._accumulator = self._accumulator, None
         if accumulator is not None:
             accumulator = self.combine_fn.compact(accumulator)
-            yield WindowedValue((self.name, accumulator), MIN_TIMESTAMP, (GlobalWindow(),))
+            yield in_global_window((self.name, accumulator))
 
 
 class MergeNamedFn(beam.CombineFn):

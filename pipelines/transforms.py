@@ -6,7 +6,6 @@ Counting (`Tallies`, the `tally`/`dead`/`inputs` tags) lives in `pipelines.talli
 
 from __future__ import annotations
 
-import itertools
 import logging
 from collections.abc import Iterable, Iterator
 from dataclasses import replace
@@ -14,8 +13,6 @@ from operator import itemgetter
 
 import apache_beam as beam
 from apache_beam.pvalue import TaggedOutput
-from apache_beam.transforms.window import GlobalWindow
-from apache_beam.utils.timestamp import MIN_TIMESTAMP
 from apache_beam.utils.windowed_value import WindowedValue
 
 from extractors.contexts import ContextConfig, cut_contexts
@@ -63,6 +60,7 @@ from pipelines.tallies import (
     Tallies,
     TallyingFn,
     dead_letter_output,
+    in_global_window,
 )
 
 __all__ = ["DEAD", "INPUTS", "NAMESPACE", "TALLY", "Tallies", "dead_letter_output"]
@@ -356,9 +354,6 @@ class MergeDatabase(beam.PTransform):
     `SealedDocumentCoder` and copies the sealed bodies as they are."""
 
     def expand(self, inputs):
-        bodies = inputs.get(BODIES)
-        if bodies is None:
-            bodies = inputs["papers"].pipeline | "NoBodies" >> beam.Create([])
         merged = (
             {
                 "documents": inputs["documents"]
@@ -374,7 +369,7 @@ class MergeDatabase(beam.PTransform):
             .with_outputs("database", TALLY, DEAD, INPUTS, main="headers")
         )
         documents = (
-            {"headers": merged.headers, "bodies": bodies}
+            {"headers": merged.headers, "bodies": inputs[BODIES]}
             | "JoinBodies" >> beam.CoGroupByKey()
             | "Reunite" >> beam.ParDo(_ReuniteFn()).with_output_types(SealedDocument)
         )
@@ -505,15 +500,12 @@ class _BatchByCitedFn(beam.DoFn):
         self._batches = KeyedBatches(self.batch_size)
 
     def process(self, context: Context) -> Iterator:
-        batch = self._batches.add(context.cited_id, context)
-        if batch is not None:
-            yield _packed(context.cited_id, batch)
-        elif self._batches.full:
-            yield from itertools.starmap(_packed, self._batches.drain())
+        for cited_id, batch in self._batches.offer(context.cited_id, context):
+            yield _packed(cited_id, batch)
 
     def finish_bundle(self) -> Iterator[WindowedValue]:
         for cited_id, batch in self._batches.drain():
-            yield WindowedValue(_packed(cited_id, batch), MIN_TIMESTAMP, (GlobalWindow(),))
+            yield in_global_window(_packed(cited_id, batch))
 
 
 def _packed(cited_id: str, batch: list[Context]) -> tuple[str, tuple[str, int, bytes]]:
@@ -628,16 +620,11 @@ class _HeadingsByPairFn(beam.DoFn):
         self._batches = KeyedBatches()
 
     def process(self, context: Context) -> Iterator:
-        pair = (context.citing_id, context.cited_id)
-        batch = self._batches.add(pair, context.section_heading)
-        if batch is not None:
-            yield pair, batch
-        elif self._batches.full:
-            yield from self._batches.drain()
+        yield from self._batches.offer((context.citing_id, context.cited_id), context.section_heading)
 
     def finish_bundle(self) -> Iterator[WindowedValue]:
         for item in self._batches.drain():
-            yield WindowedValue(item, MIN_TIMESTAMP, (GlobalWindow(),))
+            yield in_global_window(item)
 
 
 def _citation_row(pair: tuple[str, str], batches: Iterable[list[str | None]]) -> dict[str, object]:

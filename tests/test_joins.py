@@ -29,6 +29,15 @@ def test_the_buffer_is_full_at_its_size_whatever_the_keys():
     assert not batches.full
 
 
+def test_offer_gives_what_must_be_sent_now():
+    batches = KeyedBatches(batch_size=2, buffer_size=3)
+    assert batches.offer("a", 1) == []
+    assert batches.offer("a", 2) == [("a", [1, 2])]  # a's batch full
+    assert batches.offer("b", 3) == [] and batches.offer("c", 4) == []
+    assert sorted(batches.offer("d", 5)) == [("b", [3]), ("c", [4]), ("d", [5])]  # the buffer full: everything
+    assert batches.held == 0
+
+
 def test_every_value_comes_out_once_in_its_key_s_batches_in_order():
     batches = KeyedBatches(batch_size=3, buffer_size=7)
     values = [(f"k{i % 4}", i) for i in range(50)]

@@ -147,7 +147,8 @@ def test_the_real_arxiv_metadata_gets_categories_and_acm_classes(shared):
     path = shared / "arxiv/arxiv-browse_abs_derived.jsonl"
     with TestPipeline(runner="FnApiRunner") as p:
         database = p | ReadPaperDatabase([str(path)])
-        merged = {"documents": p | "NoDocs" >> beam.Create([]), "papers": database["papers"]} | MergeDatabase()
+        no_documents = {"documents": p | "NoDocs" >> beam.Create([]), "bodies": p | "NoBodies" >> beam.Create([])}
+        merged = {**no_documents, "papers": database["papers"]} | MergeDatabase()
         summary = (
             merged["database"]
             | beam.Map(
