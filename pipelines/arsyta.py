@@ -38,6 +38,7 @@ from pipelines.outputs import fail
 from pipelines.skeleton import DatasetPipeline, Inputs, Plan, RunRequest, Table, WriteDataset
 from pipelines.tallies import DEAD, INPUTS, TALLY
 from pipelines.transforms import (
+    CATEGORIES,
     POOLS,
     AssignSplits,
     CanonicalizeIds,
@@ -294,14 +295,15 @@ def build_pipeline(
     resolved = {"documents": merged["documents"], "database": merged["database"]} | "ResolveReferences" >> resolver
     cut = resolved["documents"] | "CutContexts" >> CutContexts(contexts)
     split_out = {"contexts": cut["contexts"], "database": merged["database"]} | "AssignSplits" >> (
-        AssignSplits(split, recipe)
+        AssignSplits(split, recipe, database_in_memory=title_matcher == "memory")
     )
     selected = {"contexts": split_out["contexts"], "database": merged["database"]} | "SelectPapers" >> (
         SelectPapers(recipe.pool if recipe is not None else None, pool)
     )
     written = {"contexts": split_out["contexts"], "papers": selected["papers"]}
-    written["citations"] = written["contexts"] | "CitationGraph" >> CitationGraph()
-    figures = written | "CountFigures" >> CountFigures()
+    graph = written["contexts"] | "CitationGraph" >> CitationGraph()
+    written["citations"] = graph["citations"]
+    figures = {**written, CATEGORIES: graph[CATEGORIES]} | "CountFigures" >> CountFigures()
     dead = (parsed[DEAD], database[DEAD], merged[DEAD]) | "AllDeadLetters" >> beam.Flatten()
     tallies = (
         parsed[TALLY],
@@ -312,7 +314,7 @@ def build_pipeline(
         cut[TALLY],
         split_out[TALLY],
         selected[TALLY],
-        figures[TALLY],
+        graph[TALLY],
     ) | "Tallies" >> beam.Flatten()
     accounts = (parsed[INPUTS], database[INPUTS], merged[INPUTS]) | "AllInputs" >> beam.Flatten()
     record = {

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable, Iterator
-from dataclasses import replace
+from dataclasses import fields, replace
 from operator import itemgetter
 
 import apache_beam as beam
@@ -42,7 +42,17 @@ from extractors.records import (
 from extractors.schemas import citation_row
 from mapping.matcher import InMemoryMatcher, MatchConfig
 from mapping.taxonomy import taxonomy_fields, unmapped_categories
-from pipelines.coders import HEADERS, PAPERS, TALLY_TYPE, SealedDocument, pack_contexts, seal, unpack_contexts, unseal
+from pipelines.coders import (
+    HEADERS,
+    PAPERS,
+    TALLY_TYPE,
+    SealedDocument,
+    context_tuple,
+    pack_context_tuples,
+    seal,
+    unpack_contexts,
+    unseal,
+)
 from pipelines.graph import GraphStatistics
 from pipelines.inputs import ReadConfig, ReadRecords, file_of
 from pipelines.joins import MAX_GROUP, FanOutJoin, KeyedBatches, batch_size_for
@@ -472,17 +482,35 @@ class _DateAndSplitFn(TallyingFn):
         cited = PAPERS.decode(papers[0]) if papers else None
         for _, _, packed in grouped["contexts"]:
             for context in unpack_contexts(packed):
-                if (
-                    cited is not None
-                    and self.recipe is not None
-                    and not keep_context(context, cited, self.recipe, tally)
-                ):
-                    continue
-                kept = date_and_split(context, cited, self.config, tally)
-                if kept is not None:
-                    tally("contexts")
-                    tally(f"contexts:{kept.split}")
-                    yield kept
+                yield from _kept_and_split(context, cited, self.config, self.recipe, tally)
+        yield from tally.emit()
+
+
+def _kept_and_split(context: Context, cited: Paper | None, config: SplitConfig, recipe: Recipe | None, tally):
+    """The context, dated and split, unless the recipe or the dates drop it (`AssignSplits`)."""
+    if cited is not None and recipe is not None and not keep_context(context, cited, recipe, tally):
+        return
+    kept = date_and_split(context, cited, config, tally)
+    if kept is not None:
+        tally("contexts")
+        tally(f"contexts:{kept.split}")
+        yield kept
+
+
+class _DateAndSplitInMemoryFn(_DateAndSplitFn):
+    """`_DateAndSplitFn` for one context, its cited paper looked up in the database side input (`papers`: paper id
+    to `PAPERS` bytes, decoded once per paper and bundle)."""
+
+    def start_bundle(self) -> None:
+        super().start_bundle()
+        self._decoded: dict[str, Paper] = {}
+
+    def process(self, context: Context, papers: dict) -> Iterator:
+        tally = self.tallies()
+        cited = self._decoded.get(context.cited_id)
+        if cited is None and context.cited_id in papers:
+            cited = self._decoded[context.cited_id] = PAPERS.decode(papers[context.cited_id])
+        yield from _kept_and_split(context, cited, self.config, self.recipe, tally)
         yield from tally.emit()
 
 
@@ -500,7 +528,7 @@ class _BatchByCitedFn(beam.DoFn):
         self._batches = KeyedBatches(self.batch_size)
 
     def process(self, context: Context) -> Iterator:
-        for cited_id, batch in self._batches.offer(context.cited_id, context):
+        for cited_id, batch in self._batches.offer(context.cited_id, context_tuple(context)):
             yield _packed(cited_id, batch)
 
     def finish_bundle(self) -> Iterator[WindowedValue]:
@@ -508,8 +536,11 @@ class _BatchByCitedFn(beam.DoFn):
             yield in_global_window(_packed(cited_id, batch))
 
 
-def _packed(cited_id: str, batch: list[Context]) -> tuple[str, tuple[str, int, bytes]]:
-    return cited_id, (batch[0].context_id, len(batch), pack_contexts(batch))
+def _packed(cited_id: str, batch: list[tuple]) -> tuple[str, tuple[str, int, bytes]]:
+    return cited_id, (batch[0][CONTEXT_ID], len(batch), pack_context_tuples(batch))
+
+
+CONTEXT_ID = next(i for i, f in enumerate(fields(Context)) if f.name == "context_id")
 
 
 class AssignSplits(beam.PTransform):
@@ -519,15 +550,35 @@ class AssignSplits(beam.PTransform):
     as `pipelines.coders.PAPERS` bytes. The join is a `FanOutJoin` weighted by the batches' sizes: a paper cited
     by more than `max_group` contexts is met in several groups of batches (about `max_group` contexts each, a
     batch holding at most a sixteenth of them: `pipelines.joins.batch_size_for`), each with a copy of its record,
-    never in one list of all its contexts."""
+    never in one list of all its contexts.
 
-    def __init__(self, config: SplitConfig, recipe: Recipe | None = None, max_group: int = MAX_GROUP) -> None:
+    `database_in_memory`: the database is small enough for one worker (the run matches references with the
+    in-memory matcher, which holds it already): each context then finds its cited paper in a side input of the
+    database (paper id to `PAPERS` bytes) where it is cut, and nothing is shuffled or grouped, as the plain loop
+    over a dict does. Both give the same contexts."""
+
+    def __init__(
+        self,
+        config: SplitConfig,
+        recipe: Recipe | None = None,
+        max_group: int = MAX_GROUP,
+        database_in_memory: bool = False,
+    ) -> None:
         super().__init__()
         self.config = config
         self.recipe = recipe
         self.max_group = max_group
+        self.database_in_memory = database_in_memory
 
     def expand(self, inputs):
+        if self.database_in_memory:
+            papers = beam.pvalue.AsDict(
+                inputs["database"] | "DatabaseById" >> beam.Map(lambda p: (p.paper_id, PAPERS.encode(p)))
+            )
+            split = inputs["contexts"] | "DateAndSplit" >> beam.ParDo(
+                _DateAndSplitInMemoryFn(self.config, self.recipe), papers
+            ).with_outputs(TALLY, main="contexts")
+            return {"contexts": split.contexts, TALLY: split[TALLY]}
         split = (
             {
                 "contexts": inputs["contexts"]
@@ -609,60 +660,93 @@ class SelectPapers(beam.PTransform):
 # ------------------------------------------------------------------------------- the graph and the figures
 
 
-class _HeadingsByPairFn(beam.DoFn):
-    """Contexts to `((citing, cited), headings)`, the headings of a bundle's contexts of one pair together
-    (`pipelines.joins.KeyedBatches`): one element per pair and bundle, not one per context."""
+class _ByCitingFn(beam.DoFn):
+    """Contexts to `(citing, ((cited, heading, split), ...))`: a bundle's contexts of one citing paper together
+    (`pipelines.joins.KeyedBatches`), one element per citing paper and bundle, not one per context or pair; the
+    citing paper's primary category comes once per batch, `(citing, (category, ((cited, heading, split), ...)))`."""
 
     def __init__(self) -> None:
         self._batches: KeyedBatches | None = None
+        self._categories: dict[str, str | None] = {}
 
     def start_bundle(self) -> None:
-        self._batches = KeyedBatches()
+        self._batches, self._categories = KeyedBatches(), {}
 
     def process(self, context: Context) -> Iterator:
-        yield from self._batches.offer((context.citing_id, context.cited_id), context.section_heading)
+        self._categories[context.citing_id] = context.citing_primary_category
+        for citing, batch in self._batches.offer(
+            context.citing_id, (context.cited_id, context.section_heading, context.split)
+        ):
+            yield self._with_category(citing, batch)
+
+    def _with_category(self, citing: str, batch: list) -> tuple:
+        return citing, (self._categories[citing], tuple(batch))
 
     def finish_bundle(self) -> Iterator[WindowedValue]:
-        for item in self._batches.drain():
-            yield in_global_window(item)
+        for citing, batch in self._batches.drain():
+            yield in_global_window(self._with_category(citing, batch))
+        self._categories = {}
 
 
-def _citation_row(pair: tuple[str, str], batches: Iterable[list[str | None]]) -> dict[str, object]:
-    return citation_row(pair[0], pair[1], [heading for batch in batches for heading in batch])
+class _CitingPaperFn(TallyingFn):
+    """One citing paper's contexts (every batch of them): its `citations/` rows, one per paper it cites, with
+    the headings of its contexts; `citing_papers:<split>` counted once for each split its contexts are in, and
+    its primary category's plot key on `categories` (each citing paper is one group, so nothing needs a
+    `Distinct`)."""
+
+    def process(self, element) -> Iterator:
+        citing, batches = element
+        tally = self.tallies()
+        headings: dict[str, list[str | None]] = {}
+        splits: set[str] = set()
+        categories = set()
+        for category, batch in batches:
+            categories.add(category)
+            for cited, heading, split in batch:
+                headings.setdefault(cited, []).append(heading)
+                splits.add(split)
+        for split in sorted(splits):
+            tally(f"citing_papers:{split}")
+        for category in categories:  # one: a document's contexts share its category
+            yield TaggedOutput(CATEGORIES, citing_category_key(category))
+        for cited in sorted(headings):
+            yield citation_row(citing, cited, headings[cited])
+        yield from tally.emit()
+
+
+CATEGORIES = "categories"
 
 
 class CitationGraph(beam.PTransform):
-    """Contexts into the `citations/` table's rows: one per (citing, cited) pair, with its contexts' headings."""
+    """Contexts into the `citations/` table's rows (`citations`): one per (citing, cited) pair, with its contexts'
+    headings. The contexts are grouped by citing paper (what one paper cites is bounded by its text, a group no
+    larger than a document), so a pair's rows come from one group and the shuffle carries one batch per citing
+    paper and bundle. The same groups give, once per citing paper, its primary category's plot key
+    (`categories`, `extractors.dataset.citing_category_key`) and the count of citing papers per split (`tally`)."""
 
     def expand(self, contexts):
-        return (
+        rows = (
             contexts
-            | "ByPair" >> beam.ParDo(_HeadingsByPairFn())
-            | "GroupPairs" >> beam.GroupByKey()
-            | "CitationRows" >> beam.MapTuple(_citation_row)
+            | "ByCiting" >> beam.ParDo(_ByCitingFn())
+            | "GroupByCiting" >> beam.GroupByKey()
+            | "CitingPapers" >> beam.ParDo(_CitingPaperFn()).with_outputs(CATEGORIES, TALLY, main="citations")
         )
+        return {"citations": rows.citations, CATEGORIES: rows[CATEGORIES], TALLY: rows[TALLY]}
 
 
 class CountFigures(beam.PTransform):
     """What stats.json, Table 1 and the plots are computed from, each one small value: `years` (papers per
     publication year), `graph` (the citation graph's figures, `pipelines.graph.GraphStatistics`), `plot_sums`
-    (`plot_sums`), and on `tally` the citing papers per split."""
+    (`plot_sums`). Inputs: `contexts`, `citations`, `papers` and `categories` (`CitationGraph`'s plot key per
+    citing paper)."""
 
     def expand(self, inputs):
         contexts, citations, papers = inputs["contexts"], inputs["citations"], inputs["papers"]
-        citing_per_split = (
-            contexts
-            | "SplitCiting" >> beam.ParDo(SumPerBundleFn(lambda c: (((c.split, c.citing_id), 1),)))
-            | "SplitCitingKeys" >> beam.Keys()
-            | "DistinctCiting" >> beam.Distinct()
-            | "CitingTally" >> beam.Map(lambda sc: (f"citing_papers:{sc[0]}", 1))
-        )
         figures = {
             "years": papers | "PaperYears" >> beam.Map(lambda p: str(p.year) if p.year else "unknown"),
-            **plot_key_parts(contexts, citations, papers),
+            **plot_key_parts(contexts, citations, papers, inputs[CATEGORIES]),
         } | "Figures" >> CombineFigures({"years": CountPerElementFn(), **PLOT_PARTS})
         return {
-            TALLY: citing_per_split,
             "years": figures | "Years" >> beam.Map(itemgetter("years")),
             "graph": citations | "GraphStatistics" >> GraphStatistics(),
             "plot_sums": figures | "PlotSums" >> beam.Map(summed_plot_keys),
@@ -680,10 +764,11 @@ PLOT_PARTS = {
 """The sources of the plots' `(key, n)` pairs, each summed into a dict by `CombineFigures`."""
 
 
-def plot_key_parts(contexts, citations, papers) -> dict:
+def plot_key_parts(contexts, citations, papers, categories) -> dict:
     """The `(small key, n)` pairs behind the plots and Table 1, by source (`PLOT_PARTS`): a few hundred keys (years,
     length buckets, citation counts, categories); contexts and citations are counted per cited paper first (a
-    per-key sum across workers), so no worker holds the contexts."""
+    per-key sum across workers), so no worker holds the contexts. `categories`: one `citing_category_key` pair
+    per citing paper (`CitationGraph`'s)."""
     per_cited = (
         ("contexts", "Contexts", contexts | "CitedByContext" >> beam.ParDo(SumPerBundleFn(_one_for_cited))),
         (
@@ -698,13 +783,6 @@ def plot_key_parts(contexts, citations, papers) -> dict:
         | f"{label}PerCitedKey" >> beam.MapTuple(lambda _, n, kind=kind: cited_count_key(kind, n))
         for kind, label, ids in per_cited
     }
-    categories = (
-        contexts
-        | "CitingCategory" >> beam.ParDo(SumPerBundleFn(lambda c: (((c.citing_id, c.citing_primary_category), 1),)))
-        | "CitingCategoryKeys" >> beam.Keys()
-        | "DistinctCitingCategory" >> beam.Distinct()
-        | "CategoryKey" >> beam.MapTuple(lambda _, category: citing_category_key(category))
-    )
     return {
         "context_keys": contexts | "ContextPlotKeys" >> beam.ParDo(SumPerBundleFn(context_plot_keys)),
         **counts,
@@ -722,10 +800,10 @@ def summed_plot_keys(figures: dict) -> list[tuple[object, int]]:
     return list(sums.items())
 
 
-def plot_sums(contexts, citations, papers):
+def plot_sums(contexts, citations, papers, categories):
     """The numbers behind the plots and Table 1 as one list of (small key, sum), in one PCollection."""
     return (
-        plot_key_parts(contexts, citations, papers)
+        plot_key_parts(contexts, citations, papers, categories)
         | "PlotFigures" >> CombineFigures(PLOT_PARTS)
         | "PlotSums" >> beam.Map(summed_plot_keys)
     )

@@ -186,7 +186,13 @@ def test_the_beam_step_counts_the_same_numbers():
             | beam.Distinct()
             | beam.MapTuple(lambda a, b: {"citing_id": a, "cited_id": b})
         )
-        assert_that(plot_sums(contexts, citations, papers), check)
+        categories = (
+            contexts
+            | "Categories" >> beam.Map(lambda c: (c.citing_id, c.citing_primary_category))
+            | "DistinctCategories" >> beam.Distinct()
+            | beam.MapTuple(lambda _, category: citing_category_key(category))
+        )
+        assert_that(plot_sums(contexts, citations, papers, categories), check)
 
 
 def test_year_range():

@@ -103,7 +103,8 @@ def test_canonicalize_and_merge_rename_by_shared_ids_and_dead_letter_duplicates(
         )
 
 
-def test_resolve_cut_and_split_end_to_end_on_one_document():
+@pytest.mark.parametrize("database_in_memory", [False, True], ids=["join", "side_input"])
+def test_resolve_cut_and_split_end_to_end_on_one_document(database_in_memory):
     text = "We build on [1] and on Older Work [2], but not on [3]."
     cites = paragraph(text, [("[1]", "b0"), ("[2]", "b1"), ("[3]", "b2")], sentences=((0, len(text)),))
     bibs = (
@@ -125,7 +126,7 @@ def test_resolve_cut_and_split_end_to_end_on_one_document():
         resolved = {"documents": p | "Doc" >> beam.Create([citing]), "database": db} | ResolveReferences(MatchConfig())
         cut = resolved["documents"] | CutContexts(ContextConfig())
         split = {"contexts": cut["contexts"], "database": db} | AssignSplits(
-            SplitConfig(dt.date(2020, 6, 1), dt.date(2022, 1, 1))
+            SplitConfig(dt.date(2020, 6, 1), dt.date(2022, 1, 1)), database_in_memory=database_in_memory
         )
         assert_that(
             split["contexts"] | beam.Map(lambda c: (c.context_id, c.split, c.cited_year)),
@@ -310,23 +311,38 @@ def test_sums_per_bundle_equal_a_hand_count_in_fewer_elements_than_pairs():
 
 
 def test_citation_rows_count_each_pair_s_contexts_and_their_distinct_headings():
-    """Three contexts of one pair (two headings, one missing), one of another: rows by hand."""
+    """Four contexts of one pair (two headings, one missing), one of a second pair of the same citing paper in
+    another split, one of a third citing paper: rows, categories and citing papers per split by hand."""
+    from extractors.dataset import citing_category_key
     from extractors.records import Context
 
-    def context(i: int, citing: str, cited: str, heading: str | None) -> Context:
-        return Context(f"{citing}_{cited}_{i}", citing, cited, f"b{i}", "t", "t", heading, "[1]")
+    def context(i: int, citing: str, cited: str, heading: str | None, split: str = "train") -> Context:
+        category = {"a": "cs.CL", "b": None}[citing]
+        return Context(
+            f"{citing}_{cited}_{i}",
+            citing,
+            cited,
+            f"b{i}",
+            "t",
+            "t",
+            heading,
+            "[1]",
+            split=split,
+            citing_primary_category=category,
+        )
 
     contexts = [
         context(0, "a", "x", "Intro"),
         context(1, "a", "x", "Related Work"),
         context(2, "a", "x", None),
+        context(0, "a", "y", "Methods", split="test"),
         context(3, "a", "x", "Intro"),
         context(0, "b", "x", None),
     ]
     with TestPipeline(runner="FnApiRunner") as p:
-        rows = p | beam.Create(contexts) | CitationGraph()
+        graph = p | beam.Create(contexts) | CitationGraph()
         assert_that(
-            rows,
+            graph["citations"],
             equal_to(
                 [
                     {
@@ -335,7 +351,19 @@ def test_citation_rows_count_each_pair_s_contexts_and_their_distinct_headings():
                         "num_contexts": 4,
                         "section_headings": ["Intro", "Related Work"],
                     },
+                    {"citing_id": "a", "cited_id": "y", "num_contexts": 1, "section_headings": ["Methods"]},
                     {"citing_id": "b", "cited_id": "x", "num_contexts": 1, "section_headings": []},
                 ]
             ),
+            label="Rows",
+        )
+        assert_that(
+            graph["categories"],
+            equal_to([citing_category_key("cs.CL"), citing_category_key(None)]),
+            label="Categories",
+        )
+        assert_that(
+            graph[TALLY] | "SumTallies" >> beam.CombinePerKey(sum),
+            equal_to([("citing_papers:train", 2), ("citing_papers:test", 1)]),
+            label="CitingPerSplit",
         )
