@@ -14,10 +14,10 @@ of them uses it. A CoGroupByKey flattens its inputs into one union type, for whi
 whatever is registered, so `pipelines.transforms.CanonicalizeIds` and `MergeDatabase` carry documents' headers
 and papers through their joins as `HEADERS` and `PAPERS` bytes (which every coder passes through as they are)
 and decode them after, and a document's body, sealed (`SealedDocument`: Zstandard-compressed, 29 kB a document
-where pickled it took 80 kB, 37 real TEI), crosses one join, back to its header; `AssignSplits` carries papers as
-`PAPERS` bytes and contexts in compressed batches (`pack_contexts`: 20 kB a paper on the 1,000-paper benchmark,
-where contexts took 78 kB one by one and 102 kB pickled). `DOCUMENTS` is a `DocumentCoder` compressed with
-Zstandard, for a whole document as bytes.
+where pickled it took 80 kB, 37 real TEI), crosses one join, back to its header; `AssignSplits`, where it joins
+(with the join matcher), carries papers as `PAPERS` bytes and contexts in compressed batches (`pack_contexts`:
+20 kB a paper on the 1,000-paper benchmark, where contexts took 78 kB one by one and 102 kB pickled).
+`DOCUMENTS` is a `DocumentCoder` compressed with Zstandard, for a whole document as bytes.
 """
 
 from __future__ import annotations
