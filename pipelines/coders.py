@@ -223,20 +223,7 @@ def pack_contexts(contexts: typing.Sequence[Context]) -> bytes:
     a batch of contexts citing one paper through its join (ids, tokens and words repeat across a batch: on the
     benchmark's corpus, whose copies share no words, 30 kB a paper cross the join instead of 78 kB)."""
     to_tuple, _ = tuple_codec(Context)
-    return pack_context_tuples(tuple(map(to_tuple, contexts)))
-
-
-def context_tuple(context: Context) -> tuple:
-    """A context as the tuple `pack_context_tuples` packs: what a batch holds while it fills (a tuple of strings,
-    numbers and tuples of those, which Python's collector stops tracking, where a held `Context` and its `__dict__`
-    would be traversed by every full collection until the batch is sent)."""
-    to_tuple, _ = tuple_codec(Context)
-    return to_tuple(context)
-
-
-def pack_context_tuples(tuples: typing.Sequence[tuple]) -> bytes:
-    """`pack_contexts` of contexts already made tuples (`context_tuple`)."""
-    return _zstd(1).compress(_PRIMITIVES.encode(tuple(tuples)))
+    return _zstd(1).compress(_PRIMITIVES.encode(tuple(map(to_tuple, contexts))))
 
 
 def unpack_contexts(packed: bytes) -> list[Context]:

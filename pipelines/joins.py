@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterator
 import apache_beam as beam
 from apache_beam.metrics import Metrics
 
-from pipelines.tallies import step_label
+from pipelines.tallies import in_global_window, step_label
 
 MAX_GROUP = 10_000
 """Values of the many side a group holds before its key is split: a few MB of contexts, well inside a worker."""
@@ -86,6 +86,37 @@ class KeyedBatches:
     def drain(self) -> Iterator[tuple[object, list]]:
         batches, self._batches, self.held = self._batches, {}, 0
         yield from batches.items()
+
+
+class BatchByKeyFn(beam.DoFn):
+    """Elements gathered into per-bundle batches by key (`KeyedBatches`): `key_value(element)` gives an element's
+    `(key, value)`; each batch goes out as `(key, [value, ...])`, or as `send(key, batch)` where `send` is given
+    (what a batch crosses the shuffle as), when it is full and when the bundle ends."""
+
+    def __init__(
+        self,
+        key_value: Callable[[object], tuple[object, object]],
+        batch_size: int = BATCH,
+        send: Callable[[object, list], object] | None = None,
+    ) -> None:
+        self.key_value = key_value
+        self.batch_size = batch_size
+        self.send = send
+        self._batches: KeyedBatches | None = None
+
+    def start_bundle(self) -> None:
+        self._batches = KeyedBatches(self.batch_size)
+
+    def _sent(self, key, batch: list):
+        return (key, batch) if self.send is None else self.send(key, batch)
+
+    def process(self, element) -> Iterator:
+        for key, batch in self._batches.offer(*self.key_value(element)):
+            yield self._sent(key, batch)
+
+    def finish_bundle(self) -> Iterator:
+        for key, batch in self._batches.drain():
+            yield in_global_window(self._sent(key, batch))
 
 
 def stable_shard(key: str, shards: int) -> int:

@@ -8,12 +8,11 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable, Iterator
-from dataclasses import fields, replace
+from dataclasses import replace
 from operator import itemgetter
 
 import apache_beam as beam
 from apache_beam.pvalue import TaggedOutput
-from apache_beam.utils.windowed_value import WindowedValue
 
 from extractors.contexts import ContextConfig, cut_contexts
 from extractors.dataset import (
@@ -47,15 +46,14 @@ from pipelines.coders import (
     PAPERS,
     TALLY_TYPE,
     SealedDocument,
-    context_tuple,
-    pack_context_tuples,
+    pack_contexts,
     seal,
     unpack_contexts,
     unseal,
 )
 from pipelines.graph import GraphStatistics
 from pipelines.inputs import ReadConfig, ReadRecords, file_of
-from pipelines.joins import MAX_GROUP, FanOutJoin, KeyedBatches, batch_size_for
+from pipelines.joins import MAX_GROUP, BatchByKeyFn, FanOutJoin, batch_size_for
 from pipelines.tallies import (
     DEAD,
     INPUTS,
@@ -70,7 +68,6 @@ from pipelines.tallies import (
     Tallies,
     TallyingFn,
     dead_letter_output,
-    in_global_window,
 )
 
 __all__ = ["DEAD", "INPUTS", "NAMESPACE", "TALLY", "Tallies", "dead_letter_output"]
@@ -499,63 +496,37 @@ def _kept_and_split(context: Context, cited: Paper | None, config: SplitConfig, 
 
 class _DateAndSplitInMemoryFn(_DateAndSplitFn):
     """`_DateAndSplitFn` for one context, its cited paper looked up in the database side input (`papers`: paper id
-    to `PAPERS` bytes, decoded once per paper and bundle)."""
-
-    def start_bundle(self) -> None:
-        super().start_bundle()
-        self._decoded: dict[str, Paper] = {}
+    to `Paper`)."""
 
     def process(self, context: Context, papers: dict) -> Iterator:
         tally = self.tallies()
-        cited = self._decoded.get(context.cited_id)
-        if cited is None and context.cited_id in papers:
-            cited = self._decoded[context.cited_id] = PAPERS.decode(papers[context.cited_id])
-        yield from _kept_and_split(context, cited, self.config, self.recipe, tally)
+        yield from _kept_and_split(context, papers.get(context.cited_id), self.config, self.recipe, tally)
         yield from tally.emit()
 
 
-class _BatchByCitedFn(beam.DoFn):
-    """Contexts into batches of one cited paper's contexts (`pipelines.joins.KeyedBatches`), as `(cited id, (first
-    context id, size, packed))`, the contexts packed by `pipelines.coders.pack_contexts`: the contexts of a bundle
-    citing the same papers cross the join as a few compressed elements instead of one element each (a shuffle
-    costs by its bytes and its elements)."""
-
-    def __init__(self, batch_size: int) -> None:
-        self.batch_size = batch_size
-        self._batches: KeyedBatches | None = None
-
-    def start_bundle(self) -> None:
-        self._batches = KeyedBatches(self.batch_size)
-
-    def process(self, context: Context) -> Iterator:
-        for cited_id, batch in self._batches.offer(context.cited_id, context_tuple(context)):
-            yield _packed(cited_id, batch)
-
-    def finish_bundle(self) -> Iterator[WindowedValue]:
-        for cited_id, batch in self._batches.drain():
-            yield in_global_window(_packed(cited_id, batch))
+def _by_cited(context: Context) -> tuple[str, Context]:
+    return context.cited_id, context
 
 
-def _packed(cited_id: str, batch: list[tuple]) -> tuple[str, tuple[str, int, bytes]]:
-    return cited_id, (batch[0][CONTEXT_ID], len(batch), pack_context_tuples(batch))
-
-
-CONTEXT_ID = next(i for i, f in enumerate(fields(Context)) if f.name == "context_id")
+def _packed(cited_id: str, batch: list[Context]) -> tuple[str, tuple[str, int, bytes]]:
+    """A batch of one cited paper's contexts as it crosses `AssignSplits`' join: `(cited id, (first context id,
+    size, packed))`, packed by `pipelines.coders.pack_contexts` (a shuffle costs by its bytes and its elements)."""
+    return cited_id, (batch[0].context_id, len(batch), pack_contexts(batch))
 
 
 class AssignSplits(beam.PTransform):
     """Join each context with its cited paper: keep what the recipe keeps (`extractors.recipes.keep_context`: the
     citing paper passes its rule, the cited paper is in its pool), drop citations of later papers, then split by
-    date. Contexts cross the join in compressed batches of one cited paper's contexts (`_BatchByCitedFn`), papers
-    as `pipelines.coders.PAPERS` bytes. The join is a `FanOutJoin` weighted by the batches' sizes: a paper cited
-    by more than `max_group` contexts is met in several groups of batches (about `max_group` contexts each, a
-    batch holding at most a sixteenth of them: `pipelines.joins.batch_size_for`), each with a copy of its record,
-    never in one list of all its contexts.
+    date. Contexts cross the join in compressed batches of one cited paper's contexts
+    (`pipelines.joins.BatchByKeyFn`, `_packed`), papers as `pipelines.coders.PAPERS` bytes. The join is a
+    `FanOutJoin` weighted by the batches' sizes: a paper cited by more than `max_group` contexts is met in several
+    groups of batches (about `max_group` contexts each, a batch holding at most a sixteenth of them:
+    `pipelines.joins.batch_size_for`), each with a copy of its record, never in one list of all its contexts.
 
     `database_in_memory`: the database is small enough for one worker (the run matches references with the
     in-memory matcher, which holds it already): each context then finds its cited paper in a side input of the
-    database (paper id to `PAPERS` bytes) where it is cut, and nothing is shuffled or grouped, as the plain loop
-    over a dict does. Both give the same contexts."""
+    database (paper id to `Paper`, through `pipelines.coders.PaperCoder`) where it is cut, and nothing is
+    shuffled or grouped, as the plain loop over a dict does. Both give the same contexts."""
 
     def __init__(
         self,
@@ -573,7 +544,8 @@ class AssignSplits(beam.PTransform):
     def expand(self, inputs):
         if self.database_in_memory:
             papers = beam.pvalue.AsDict(
-                inputs["database"] | "DatabaseById" >> beam.Map(lambda p: (p.paper_id, PAPERS.encode(p)))
+                inputs["database"]
+                | "DatabaseById" >> beam.Map(lambda p: (p.paper_id, p)).with_output_types(tuple[str, Paper])
             )
             split = inputs["contexts"] | "DateAndSplit" >> beam.ParDo(
                 _DateAndSplitInMemoryFn(self.config, self.recipe), papers
@@ -582,7 +554,7 @@ class AssignSplits(beam.PTransform):
         split = (
             {
                 "contexts": inputs["contexts"]
-                | "BatchByCited" >> beam.ParDo(_BatchByCitedFn(batch_size_for(self.max_group))),
+                | "BatchByCited" >> beam.ParDo(BatchByKeyFn(_by_cited, batch_size_for(self.max_group), _packed)),
                 "papers": inputs["database"] | "DatabaseById" >> beam.Map(lambda p: (p.paper_id, PAPERS.encode(p))),
             }
             | "JoinCited" >> FanOutJoin("contexts", itemgetter(0), "cited_paper", self.max_group, weight=itemgetter(1))
@@ -660,32 +632,9 @@ class SelectPapers(beam.PTransform):
 # ------------------------------------------------------------------------------- the graph and the figures
 
 
-class _ByCitingFn(beam.DoFn):
-    """Contexts to `(citing, ((cited, heading, split), ...))`: a bundle's contexts of one citing paper together
-    (`pipelines.joins.KeyedBatches`), one element per citing paper and bundle, not one per context or pair; the
-    citing paper's primary category comes once per batch, `(citing, (category, ((cited, heading, split), ...)))`."""
-
-    def __init__(self) -> None:
-        self._batches: KeyedBatches | None = None
-        self._categories: dict[str, str | None] = {}
-
-    def start_bundle(self) -> None:
-        self._batches, self._categories = KeyedBatches(), {}
-
-    def process(self, context: Context) -> Iterator:
-        self._categories[context.citing_id] = context.citing_primary_category
-        for citing, batch in self._batches.offer(
-            context.citing_id, (context.cited_id, context.section_heading, context.split)
-        ):
-            yield self._with_category(citing, batch)
-
-    def _with_category(self, citing: str, batch: list) -> tuple:
-        return citing, (self._categories[citing], tuple(batch))
-
-    def finish_bundle(self) -> Iterator[WindowedValue]:
-        for citing, batch in self._batches.drain():
-            yield in_global_window(self._with_category(citing, batch))
-        self._categories = {}
+def _by_citing(c: Context) -> tuple[str, tuple]:
+    """A context as `CitationGraph` groups it: `(citing, (cited, heading, split, citing primary category))`."""
+    return c.citing_id, (c.cited_id, c.section_heading, c.split, c.citing_primary_category)
 
 
 class _CitingPaperFn(TallyingFn):
@@ -699,15 +648,15 @@ class _CitingPaperFn(TallyingFn):
         tally = self.tallies()
         headings: dict[str, list[str | None]] = {}
         splits: set[str] = set()
-        categories = set()
-        for category, batch in batches:
-            categories.add(category)
-            for cited, heading, split in batch:
+        categories: set[str | None] = set()  # one: a document's contexts share its category
+        for batch in batches:
+            for cited, heading, split, category in batch:
                 headings.setdefault(cited, []).append(heading)
                 splits.add(split)
+                categories.add(category)
         for split in sorted(splits):
             tally(f"citing_papers:{split}")
-        for category in categories:  # one: a document's contexts share its category
+        for category in categories:
             yield TaggedOutput(CATEGORIES, citing_category_key(category))
         for cited in sorted(headings):
             yield citation_row(citing, cited, headings[cited])
@@ -727,7 +676,7 @@ class CitationGraph(beam.PTransform):
     def expand(self, contexts):
         rows = (
             contexts
-            | "ByCiting" >> beam.ParDo(_ByCitingFn())
+            | "ByCiting" >> beam.ParDo(BatchByKeyFn(_by_citing))
             | "GroupByCiting" >> beam.GroupByKey()
             | "CitingPapers" >> beam.ParDo(_CitingPaperFn()).with_outputs(CATEGORIES, TALLY, main="citations")
         )
