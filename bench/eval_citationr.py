@@ -4,6 +4,7 @@ pipeline run's output.
     python bench/eval_citationr.py                       # hand-label evaluation (../shared/data), as a table
     python bench/eval_citationr.py --split unread --json # figures of the unread part, with counts and intervals
     python bench/eval_citationr.py --split dev2 --show-errors  # figures of one part, with the errors of dev/dev2
+    python bench/eval_citationr.py --source neurips_labels      # the project's labelled NeurIPS reviews (unread)
     python bench/eval_citationr.py --dataset out/citationr-neurips   # shares and resolution of a run
 """
 
@@ -31,6 +32,7 @@ from extractors.reviews.labels import (  # noqa: E402
     REVIEW_LABELS,
     TITLE_LABELS,
     evaluate,
+    label_agreement,
     part,
     read_reviews,
 )
@@ -175,6 +177,11 @@ def _table(result: dict[str, dict], split: str) -> str:
         ("bias_resolution", "resolution_recall", "resolution recall (gold titles in the database)"),
         ("disapere", "precision", "DISAPERE review precision (asks for other work)"),
         ("disapere", "recall", "DISAPERE review recall (asks for other work)"),
+        ("neurips_labels", "precision", "NeurIPS labelled: review precision (suggests literature)"),
+        ("neurips_labels", "recall", "NeurIPS labelled: review recall (suggests literature)"),
+        ("neurips_labels", "title_precision", "NeurIPS labelled: title precision"),
+        ("neurips_labels", "title_recall", "NeurIPS labelled: title recall (works written as a title)"),
+        ("neurips_labels", "work_recall", "NeurIPS labelled: work recall (every form: title, name, link, ...)"),
     )
     lines = ["| measure | " + " | ".join(columns) + " |", "|---|" + "---|" * len(columns)]
     for source, key, label in measures:
@@ -209,7 +216,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--source",
         action="append",
-        choices=("bias_reviews", "bias_titles", "bias_resolution", "disapere"),
+        choices=("bias_reviews", "bias_titles", "bias_resolution", "disapere", "neurips_labels"),
         default=[],
         help="only these label sources (repeatable; default: every one found)",
     )
@@ -251,9 +258,13 @@ def main(argv: list[str] | None = None) -> None:
     )
     if args.json:
         keep = {source: _keep(groups, args.split) for source, groups in result.items()}
+        if "neurips_labels" in result:
+            keep["neurips_labels_agreement"] = label_agreement()
         print(json.dumps(keep, indent=2))
     else:
         print(_table(result, args.split))
+        if "neurips_labels" in result:
+            print(f"\nNeurIPS labels, the reviews both annotators labelled: {json.dumps(label_agreement())}")
 
 
 if __name__ == "__main__":

@@ -19,6 +19,10 @@ Hand labels, three sources (all under `../shared/data/reviews`):
   names before any DISAPERE text was read. It is a proxy, wider than "recommends a paper": "more baselines
   should be compared" is a request about comparison that names no paper, which a miner of paper mentions
   cannot find, so its recall is a lower bound of the rules' own.
+- `neurips_labels` (this project's, `bench/labels/`): 90 official NeurIPS 2023-2025 reviews of the `test` part, each
+  labelled by an annotator (an AI agent that saw only the guideline and the review): does it suggest specific
+  literature, and which works, copied verbatim, with their form (title, name, author-year, link, marker).
+  Review-level precision and recall, title recall over the works written as titles, work recall over all.
 
 Parts, by the SHA-1 of the submission (forum) id, the same for every source: `dev` (even), `dev2` (1 mod 4),
 `test` (3 mod 4). The rules' first round was written reading `dev` of the review-citation-bias files, the
@@ -38,7 +42,7 @@ import hashlib
 import json
 import math
 from collections import defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -384,7 +388,7 @@ def evaluate(
     spot_titles: bool = False,
 ) -> dict[str, dict]:
     """Every source's figures (or only `sources`) by group."""
-    wanted = set(sources) or {"bias_reviews", "bias_titles", "bias_resolution", "disapere"}
+    wanted = set(sources) or {"bias_reviews", "bias_titles", "bias_resolution", "disapere", "neurips_labels"}
     result: dict[str, dict] = {}
     if "bias_reviews" in wanted:
         result["bias_reviews"] = review_level(shared, show_errors, extract)
@@ -394,4 +398,158 @@ def evaluate(
         result["bias_resolution"] = resolution_level(shared, extract, spot_titles=spot_titles)
     if "disapere" in wanted and disapere_files(shared):
         result["disapere"] = disapere_level(shared, show_errors, extract)
+    if "neurips_labels" in wanted and NEURIPS_LABELS.is_file():
+        result["neurips_labels"] = labelled_level(shared, extract)
     return result
+
+
+# ---------------------------------------------------------------- NeurIPS reviews labelled for this project
+
+NEURIPS_LABELS = Path(__file__).resolve().parents[2] / "bench" / "labels" / "neurips-2023-2025-test.csv"
+"""90 official NeurIPS 2023-2025 reviews of the `test` part (`neurips-openreview-2023-2025`), drawn at random
+(seeded) and labelled for this project under `bench/labels/GUIDELINE.md` by two annotators who saw only the
+guideline and the reviews' text (annotator A: reviews 0-49, B: 40-89; 40-49 by both, for agreement). Columns:
+`annotator,index,file,review_id,submission_id,suggests,mention,form,note`; one row per suggested work, `mention`
+copied verbatim from the review text, `form` one of `WORK_FORMS`. Written after the rules, and never read while
+writing them."""
+WORK_FORMS = ("title", "name", "author_year", "link", "marker")
+
+
+@dataclass(frozen=True)
+class LabelledReview:
+    """One annotator's labels of one review: does it suggest specific literature, and which works (the review's
+    own words for each, and its form)."""
+
+    annotator: str
+    index: int
+    file: str  # relative to the shared data folder
+    review_id: str
+    submission_id: str
+    suggests: bool
+    works: tuple[tuple[str, str], ...]  # (mention, form)
+
+    def titles(self) -> list[str]:
+        return [mention for mention, form in self.works if form == "title"]
+
+
+def read_review_labels(path: Path) -> dict[str, dict[str, LabelledReview]]:
+    """Every annotator's labels (annotator -> review id -> labels), checked: one `suggests` per review, a known
+    form for every work, no work on a review that suggests none."""
+    rows: dict[tuple[str, str], list[dict[str, str]]] = defaultdict(list)
+    with path.open(newline="", encoding="utf-8") as handle:
+        for row in csv.DictReader(handle):
+            rows[row["annotator"], row["review_id"]].append(row)
+    labels: dict[str, dict[str, LabelledReview]] = defaultdict(dict)
+    for (annotator, review_id), group in rows.items():
+        suggests = {row["suggests"].strip() for row in group}
+        if len(suggests) != 1 or not suggests <= {"0", "1"}:
+            raise ValueError(f"{path}: review {review_id} ({annotator}) has suggests {sorted(suggests)}")
+        works = tuple((row["mention"], row["form"].strip()) for row in group if row["mention"].strip())
+        if any(form not in WORK_FORMS for _, form in works):
+            raise ValueError(f"{path}: review {review_id} ({annotator}) has a form outside {WORK_FORMS}")
+        if works and suggests == {"0"}:
+            raise ValueError(f"{path}: review {review_id} ({annotator}) suggests nothing but lists works")
+        first = group[0]
+        labels[annotator][review_id] = LabelledReview(
+            annotator, int(first["index"]), first["file"], review_id, first["submission_id"], suggests == {"1"}, works
+        )
+    return dict(labels)
+
+
+def gold_review_labels(labels: dict[str, dict[str, LabelledReview]]) -> dict[str, LabelledReview]:
+    """The gold label of each review: the first annotator's (by name) where two labelled it."""
+    gold: dict[str, LabelledReview] = {}
+    for annotator in sorted(labels):
+        for review_id, label in labels[annotator].items():
+            gold.setdefault(review_id, label)
+    return gold
+
+
+def _occurrences(text: str, needle: str) -> list[tuple[int, int]]:
+    spans, start = [], text.find(needle)
+    while needle and start >= 0:
+        spans.append((start, start + len(needle)))
+        start = text.find(needle, start + 1)
+    return spans
+
+
+def work_found(text: str, work: str, mentions: Sequence[PaperMention]) -> bool:
+    """Is a labelled work (the review's own words for it) among the mentions: one of them overlaps a place where
+    the review writes it, or carries its title (LCS >= 0.9)?"""
+    places = _occurrences(text, work)
+    wanted = normalize_title(work)
+    return any(
+        any(m.start < end and start < m.end for start, end in places)
+        or (wanted and m.title and lcs_similarity(wanted, normalize_title(m.title)) >= FOUND_AT)
+        for m in mentions
+    )
+
+
+def find_labelled_review(shared: Path, label: LabelledReview) -> Review | None:
+    for item in parse_review_file((shared / label.file).read_bytes(), str(shared / label.file)):
+        if isinstance(item, Review) and item.review_id == label.review_id:
+            return item
+    return None
+
+
+def labelled_level(shared: Path, extract: Extract = default_extract, path: Path = NEURIPS_LABELS) -> dict[str, dict]:
+    """The project's labelled NeurIPS reviews (`NEURIPS_LABELS`), per group: review-level precision and recall
+    (`suggests` against "has a recommended mention"); title recall over the works labelled `title` and title
+    precision of the recommended mentions' titles against every labelled work of the review (`match_titles`);
+    work recall over every labelled work, whatever its form (`work_found`)."""
+    totals: dict[str, list[int]] = defaultdict(lambda: [0] * 9)
+    counts = _Counts()
+    for label in gold_review_labels(read_review_labels(path)).values():
+        review = find_labelled_review(shared, label)
+        if review is None:
+            raise ValueError(f"review {label.review_id} is not in {shared / label.file}")
+        mentions = recommended_mentions(review, extract)
+        counts.add(label.submission_id, bool(mentions), label.suggests)
+        extracted = [m.title for m in mentions if m.title]
+        found, total, _, _ = match_titles(extracted, label.titles())
+        _, _, correct, n_extracted = match_titles(extracted, [w for w, _ in label.works])
+        works = sum(work_found(review.text, work, mentions) for work, _ in label.works)
+        for group in groups(label.submission_id):
+            t = totals[group]
+            for index, value in enumerate((found, total, correct, n_extracted, works, len(label.works), 1)):
+                t[index] += value
+    result = counts.result()
+    for group, t in totals.items():
+        result[group].update(
+            {
+                "title_recall": Rate(t[0], t[1]).as_dict(),
+                "title_precision": Rate(t[2], t[3]).as_dict(),
+                "work_recall": Rate(t[4], t[5]).as_dict(),
+            }
+        )
+    return result
+
+
+def label_agreement(path: Path = NEURIPS_LABELS) -> dict[str, object]:
+    """How far two annotators agree on the reviews both labelled: `suggests` (share equal, Cohen's kappa) and the
+    titles (F1 of the two title lists matched at LCS >= 0.9: each list's found share, the harmonic mean)."""
+    labels = read_review_labels(path)
+    if len(labels) < 2:
+        return {"reviews": 0}
+    first, second = (labels[a] for a in sorted(labels)[:2])
+    both = sorted(set(first) & set(second))
+    pairs = [(first[r].suggests, second[r].suggests) for r in both]
+    n = len(pairs)
+    observed = sum(a == b for a, b in pairs) / n if n else 0.0
+    p1 = sum(a for a, _ in pairs) / n if n else 0.0
+    p2 = sum(b for _, b in pairs) / n if n else 0.0
+    expected = p1 * p2 + (1 - p1) * (1 - p2)
+    kappa = (observed - expected) / (1 - expected) if n and expected < 1 else 1.0
+    found_12 = total_1 = found_21 = total_2 = 0
+    for review_id in both:
+        f, t, c, e = match_titles(second[review_id].titles(), first[review_id].titles())
+        found_12, total_1, found_21, total_2 = found_12 + f, total_1 + t, found_21 + c, total_2 + e
+    r12 = found_12 / total_1 if total_1 else 1.0
+    r21 = found_21 / total_2 if total_2 else 1.0
+    return {
+        "reviews": n,
+        "suggests_equal": round(observed, 3),
+        "suggests_kappa": round(kappa, 3),
+        "titles": [total_1, total_2],
+        "titles_f1": round(2 * r12 * r21 / (r12 + r21), 3) if r12 + r21 else 0.0,
+    }
