@@ -256,15 +256,16 @@ def main(argv: list[str] | None = None) -> None:
         spot_titles=args.spot_titles,
         **({"extract": extract} if extract else {}),
     )
+    agreement = label_agreement() if "neurips_labels" in result else None
     if args.json:
         keep = {source: _keep(groups, args.split) for source, groups in result.items()}
-        if "neurips_labels" in result:
-            keep["neurips_labels_agreement"] = label_agreement()
+        if agreement is not None:
+            keep["neurips_labels_agreement"] = agreement
         print(json.dumps(keep, indent=2))
     else:
         print(_table(result, args.split))
-        if "neurips_labels" in result:
-            print(f"\nNeurIPS labels, the reviews both annotators labelled: {json.dumps(label_agreement())}")
+        if agreement is not None:
+            print(f"\nNeurIPS labels, the reviews both annotators labelled: {json.dumps(agreement)}")
 
 
 if __name__ == "__main__":

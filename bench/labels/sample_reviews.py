@@ -41,6 +41,17 @@ def draw(shared: Path) -> list[tuple[str, Review]]:
     return random.Random(SEED).sample(reviews, SIZE)
 
 
+def mismatched(sample: list[tuple[str, Review]], labels: dict) -> list[str]:
+    """The annotators whose labelled reviews (index, file, review id) are not their batch of the sample."""
+    wrong = []
+    for annotator, (low, high) in BATCHES.items():
+        wanted = {(index, file, review.review_id) for index, (file, review) in enumerate(sample) if low <= index < high}
+        got = {(label.index, label.file, label.review_id) for label in labels.get(annotator, {}).values()}
+        if wanted != got:
+            wrong.append(annotator)
+    return wrong
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--shared", type=Path, default=shared_data_dir(), help="the shared data folder")
@@ -49,14 +60,9 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     sample = draw(args.shared)
     if args.check:
-        labels = read_review_labels(NEURIPS_LABELS)
-        for annotator, (low, high) in BATCHES.items():
-            wanted = {
-                (index, file, review.review_id) for index, (file, review) in enumerate(sample) if low <= index < high
-            }
-            got = {(label.index, label.file, label.review_id) for label in labels.get(annotator, {}).values()}
-            if wanted != got:
-                raise SystemExit(f"error: annotator {annotator}'s reviews are not the sample's {low}-{high - 1}")
+        wrong = mismatched(sample, read_review_labels(NEURIPS_LABELS))
+        if wrong:
+            raise SystemExit(f"error: the labels of annotator(s) {', '.join(wrong)} are not their batch of the sample")
         print(f"ok: {NEURIPS_LABELS.name} holds the {SIZE} reviews of the sample (seed {SEED})")
     if args.out:
         for annotator, (low, high) in BATCHES.items():

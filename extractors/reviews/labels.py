@@ -49,6 +49,7 @@ from pathlib import Path
 from extractors.records import BibEntry, Paper
 from extractors.reviews.forms import Review, parse_review_file
 from extractors.reviews.mentions import extract_review_mentions
+from extractors.reviews.mentions.shapes import overlaps
 from extractors.reviews.mentions.spotting import DatabaseTitleSpotter
 from extractors.reviews.records import RECOMMENDED, PaperMention
 from mapping.matcher import InMemoryMatcher, MatchConfig, lcs_similarity
@@ -479,17 +480,14 @@ def work_found(text: str, work: str, mentions: Sequence[PaperMention]) -> bool:
     places = _occurrences(text, work)
     wanted = normalize_title(work)
     return any(
-        any(m.start < end and start < m.end for start, end in places)
+        overlaps(m.start, m.end, places)
         or (wanted and m.title and lcs_similarity(wanted, normalize_title(m.title)) >= FOUND_AT)
         for m in mentions
     )
 
 
 def find_labelled_review(shared: Path, label: LabelledReview) -> Review | None:
-    for item in parse_review_file((shared / label.file).read_bytes(), str(shared / label.file)):
-        if isinstance(item, Review) and item.review_id == label.review_id:
-            return item
-    return None
+    return read_reviews(shared / label.file).get(label.review_id)
 
 
 def labelled_level(shared: Path, extract: Extract = default_extract, path: Path = NEURIPS_LABELS) -> dict[str, dict]:
@@ -497,7 +495,7 @@ def labelled_level(shared: Path, extract: Extract = default_extract, path: Path 
     (`suggests` against "has a recommended mention"); title recall over the works labelled `title` and title
     precision of the recommended mentions' titles against every labelled work of the review (`match_titles`);
     work recall over every labelled work, whatever its form (`work_found`)."""
-    totals: dict[str, list[int]] = defaultdict(lambda: [0] * 9)
+    totals: dict[str, list[int]] = defaultdict(lambda: [0] * 6)
     counts = _Counts()
     for label in gold_review_labels(read_review_labels(path)).values():
         review = find_labelled_review(shared, label)
@@ -511,7 +509,7 @@ def labelled_level(shared: Path, extract: Extract = default_extract, path: Path 
         works = sum(work_found(review.text, work, mentions) for work, _ in label.works)
         for group in groups(label.submission_id):
             t = totals[group]
-            for index, value in enumerate((found, total, correct, n_extracted, works, len(label.works), 1)):
+            for index, value in enumerate((found, total, correct, n_extracted, works, len(label.works))):
                 t[index] += value
     result = counts.result()
     for group, t in totals.items():
