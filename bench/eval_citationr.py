@@ -4,7 +4,7 @@ pipeline run's output.
     python bench/eval_citationr.py                       # hand-label evaluation (../shared/data), as a table
     python bench/eval_citationr.py --split unread --json # figures of the unread part, with counts and intervals
     python bench/eval_citationr.py --split dev2 --show-errors  # figures of one part, with the errors of dev/dev2
-    python bench/eval_citationr.py --source neurips_labels      # the project's labelled NeurIPS reviews (unread)
+    python bench/eval_citationr.py --source neurips_labels --split read  # the labelled NeurIPS reviews, read sample
     python bench/eval_citationr.py --dataset out/citationr-neurips   # shares and resolution of a run
 """
 
@@ -28,6 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from extractors.reviews.labels import (  # noqa: E402
     BIAS,
     FOUND_AT,
+    NEURIPS_LABEL_FILES,
     READABLE,
     REVIEW_LABELS,
     TITLE_LABELS,
@@ -256,7 +257,11 @@ def main(argv: list[str] | None = None) -> None:
         spot_titles=args.spot_titles,
         **({"extract": extract} if extract else {}),
     )
-    agreement = label_agreement() if "neurips_labels" in result else None
+    agreement = (
+        {path.stem: label_agreement(path) for path in NEURIPS_LABEL_FILES if path.is_file()}
+        if "neurips_labels" in result
+        else None
+    )
     if args.json:
         keep = {source: _keep(groups, args.split) for source, groups in result.items()}
         if agreement is not None:
@@ -264,8 +269,8 @@ def main(argv: list[str] | None = None) -> None:
         print(json.dumps(keep, indent=2))
     else:
         print(_table(result, args.split))
-        if agreement is not None:
-            print(f"\nNeurIPS labels, the reviews both annotators labelled: {json.dumps(agreement)}")
+        for name, figures in (agreement or {}).items():
+            print(f"\n{name}, the reviews both annotators labelled: {json.dumps(figures)}")
 
 
 if __name__ == "__main__":

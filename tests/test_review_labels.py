@@ -11,11 +11,13 @@ import pytest
 
 from extractors.reviews.labels import (
     NEURIPS_LABELS,
+    NEURIPS_READ_LABELS,
     WORK_FORMS,
     find_labelled_review,
     gold_review_labels,
     label_agreement,
     labelled_level,
+    part,
     read_review_labels,
 )
 from extractors.reviews.records import RECOMMENDED, PaperMention
@@ -84,7 +86,7 @@ def test_labelled_level_counts_reviews_titles_and_works_by_hand(tmp_path):
     labels = read_review_labels(path)
     assert set(labels) == {"A", "B"} and len(gold_review_labels(labels)) == 3
     assert gold_review_labels(labels)["sub/r2"].annotator == "A"
-    figures = labelled_level(tmp_path, _extract, path)["all"]
+    figures = labelled_level(tmp_path, _extract, [path])["all"]
     # reviews: r0 suggests and is predicted (tp), r1 does not but is predicted (fp), r2 suggests and is (tp)
     assert (figures["precision"]["hits"], figures["precision"]["of"]) == (2, 3)
     assert (figures["recall"]["hits"], figures["recall"]["of"]) == (2, 2)
@@ -114,35 +116,40 @@ def test_bad_label_files_are_refused(tmp_path, row, message):
         read_review_labels(_write(tmp_path, [row]))
 
 
-def test_project_labels_name_real_reviews_and_words_they_contain(shared):
-    """Every labelled review is in the shared NeurIPS files, in the `test` part, and every labelled work is
+@pytest.mark.parametrize(
+    "path,size,parts", [(NEURIPS_LABELS, 90, {"test"}), (NEURIPS_READ_LABELS, 120, {"dev", "dev2"})]
+)
+def test_project_labels_name_real_reviews_and_words_they_contain(shared, path, size, parts):
+    """Every labelled review is in the shared NeurIPS files, in its sample's parts, and every labelled work is
     written in its review, as the guideline asks."""
-    from extractors.reviews.labels import part
-
-    labels = read_review_labels(NEURIPS_LABELS)
-    gold = gold_review_labels(labels)
-    assert len(gold) == 90
+    gold = gold_review_labels(read_review_labels(path))
+    assert len(gold) == size
     for label in gold.values():
         review = find_labelled_review(shared, label)
-        assert review is not None and part(label.submission_id) == "test"
+        assert review is not None and part(label.submission_id) in parts
         for work, form in label.works:
             assert form in WORK_FORMS and work in review.text, (label.review_id, form)
 
 
-def test_project_labels_hold_exactly_the_seeded_sample(shared):
-    """The label file is the sample `bench/labels/sample_reviews.py` draws (seed, test part, 90 official reviews),
-    annotator A's reviews 0-49 and B's 40-89."""
+@pytest.mark.parametrize("name", ["test", "read"])
+def test_project_labels_hold_exactly_the_seeded_sample(shared, name):
+    """Each label file is the sample `bench/labels/sample_reviews.py` draws: the test one (seed, test part, 90
+    official reviews, A 0-49, B 40-89) and the read one (read parts, 120, A 0-64, B 55-119)."""
     import importlib.util
+    import sys
     from pathlib import Path
 
     path = Path(__file__).resolve().parents[1] / "bench" / "labels" / "sample_reviews.py"
     spec = importlib.util.spec_from_file_location("sample_reviews", path)
     module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclass looks its module up
     spec.loader.exec_module(module)
-    sample = module.draw(shared)
-    labels = read_review_labels(NEURIPS_LABELS)
-    assert set(labels) == set(module.BATCHES) and module.mismatched(sample, labels) == []
-    assert module.mismatched(sample[1:] + sample[:1], labels) == ["A", "B"]  # a shifted sample is caught
+    chosen = module.SAMPLES[name]
+    sample = module.draw(shared, chosen)
+    assert len(sample) == chosen.size and {part(r.submission_id) for _, r in sample} <= set(chosen.parts)
+    labels = read_review_labels(chosen.labels)
+    assert set(labels) == set(chosen.batches) and module.mismatched(sample, labels, chosen) == []
+    assert module.mismatched(sample[1:] + sample[:1], labels, chosen) == ["A", "B"]  # a shifted sample is caught
 
 
 def test_rules_on_the_project_labels_stay_above_floor(shared):

@@ -1,11 +1,15 @@
-"""Draw the NeurIPS reviews of `neurips-2023-2025-test.csv` again, and write them out for annotators.
+"""Draw the labelled NeurIPS reviews' samples again, and write them out for annotators.
 
-The sample: every official review of `../shared/data/reviews/neurips-openreview-2023-2025` whose submission is in
-the `test` part (`extractors.reviews.labels.part`: SHA-1 of the submission id = 3 mod 4, never read while writing
-the rules), in file order, then `random.Random(SEED).sample(reviews, 90)`. Annotator A labels 0-49, B 40-89.
+Two samples of the official reviews of `../shared/data/reviews/neurips-openreview-2023-2025`, in file order, then
+`random.Random(seed).sample(reviews, size)`:
+- `test` (`neurips-2023-2025-test.csv`): submissions of the `test` part (`extractors.reviews.labels.part`: SHA-1 of
+  the submission id = 3 mod 4, never read while writing the rules); 90 reviews, annotator A labels 0-49, B 40-89;
+- `read` (`neurips-2023-2025-read.csv`): submissions of the read parts (`dev`, `dev2`), for writing rules on;
+  120 reviews, annotator A labels 0-64, B 55-119.
 
-    python bench/labels/sample_reviews.py --out /tmp/annot     # batch_A/NNN.txt, batch_B/NNN.txt, sample.json
-    python bench/labels/sample_reviews.py --check              # the label file holds exactly this sample
+    python bench/labels/sample_reviews.py --out /tmp/annot             # batch_A/NNN.txt, batch_B/NNN.txt, sample.json
+    python bench/labels/sample_reviews.py --check                      # the label file holds exactly this sample
+    python bench/labels/sample_reviews.py --sample read --check
 """
 
 from __future__ import annotations
@@ -14,38 +18,51 @@ import argparse
 import json
 import random
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from extractors.reviews.forms import parse_review_file  # noqa: E402
-from extractors.reviews.labels import NEURIPS_LABELS, part, read_review_labels  # noqa: E402
+from extractors.reviews.labels import NEURIPS_LABELS, NEURIPS_READ_LABELS, READABLE, part, read_review_labels  # noqa: E402
 from extractors.reviews.records import Review  # noqa: E402
 from extractors.shared_data import shared_data_dir  # noqa: E402
 
-SEED = 20261123
-SIZE = 90
-BATCHES = {"A": (0, 50), "B": (40, 90)}
 SOURCE = Path("reviews") / "neurips-openreview-2023-2025"
 
 
-def draw(shared: Path) -> list[tuple[str, Review]]:
+@dataclass(frozen=True)
+class Sample:
+    parts: tuple[str, ...]
+    seed: int
+    size: int
+    batches: dict[str, tuple[int, int]]
+    labels: Path
+
+
+SAMPLES = {
+    "test": Sample(("test",), 20261123, 90, {"A": (0, 50), "B": (40, 90)}, NEURIPS_LABELS),
+    "read": Sample(READABLE, 20261124, 120, {"A": (0, 65), "B": (55, 120)}, NEURIPS_READ_LABELS),
+}
+
+
+def draw(shared: Path, sample: Sample = SAMPLES["test"]) -> list[tuple[str, Review]]:
     """(file relative to `shared`, review) of the sample, in sample order."""
     reviews = []
     for path in sorted((shared / SOURCE).glob("*/*.json")):
         if path.name == "manifest.json":
             continue
         for item in parse_review_file(path.read_bytes(), str(path)):
-            if isinstance(item, Review) and item.review_kind == "official" and part(item.submission_id) == "test":
+            if isinstance(item, Review) and item.review_kind == "official" and part(item.submission_id) in sample.parts:
                 reviews.append((str(path.relative_to(shared)), item))
-    return random.Random(SEED).sample(reviews, SIZE)
+    return random.Random(sample.seed).sample(reviews, sample.size)
 
 
-def mismatched(sample: list[tuple[str, Review]], labels: dict) -> list[str]:
+def mismatched(drawn: list[tuple[str, Review]], labels: dict, sample: Sample = SAMPLES["test"]) -> list[str]:
     """The annotators whose labelled reviews (index, file, review id) are not their batch of the sample."""
     wrong = []
-    for annotator, (low, high) in BATCHES.items():
-        wanted = {(index, file, review.review_id) for index, (file, review) in enumerate(sample) if low <= index < high}
+    for annotator, (low, high) in sample.batches.items():
+        wanted = {(index, file, review.review_id) for index, (file, review) in enumerate(drawn) if low <= index < high}
         got = {(label.index, label.file, label.review_id) for label in labels.get(annotator, {}).values()}
         if wanted != got:
             wrong.append(annotator)
@@ -57,15 +74,17 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--shared", type=Path, default=shared_data_dir(), help="the shared data folder")
     parser.add_argument("--out", type=Path, help="write the annotators' batches here")
     parser.add_argument("--check", action="store_true", help="check the label file against the sample")
+    parser.add_argument("--sample", choices=sorted(SAMPLES), default="test", help="which sample (default: test)")
     args = parser.parse_args(argv)
-    sample = draw(args.shared)
+    chosen = SAMPLES[args.sample]
+    sample = draw(args.shared, chosen)
     if args.check:
-        wrong = mismatched(sample, read_review_labels(NEURIPS_LABELS))
+        wrong = mismatched(sample, read_review_labels(chosen.labels), chosen)
         if wrong:
             raise SystemExit(f"error: the labels of annotator(s) {', '.join(wrong)} are not their batch of the sample")
-        print(f"ok: {NEURIPS_LABELS.name} holds the {SIZE} reviews of the sample (seed {SEED})")
+        print(f"ok: {chosen.labels.name} holds the {chosen.size} reviews of the sample (seed {chosen.seed})")
     if args.out:
-        for annotator, (low, high) in BATCHES.items():
+        for annotator, (low, high) in chosen.batches.items():
             folder = args.out / f"batch_{annotator}"
             folder.mkdir(parents=True, exist_ok=True)
             for index in range(low, high):
@@ -78,7 +97,7 @@ def main(argv: list[str] | None = None) -> None:
             for i, (f, r) in enumerate(sample)
         ]
         (args.out / "sample.json").write_text(json.dumps(listing, indent=1))
-        print(f"wrote {SIZE} reviews to {args.out}")
+        print(f"wrote {chosen.size} reviews to {args.out}")
 
 
 if __name__ == "__main__":

@@ -399,8 +399,8 @@ def evaluate(
         result["bias_resolution"] = resolution_level(shared, extract, spot_titles=spot_titles)
     if "disapere" in wanted and disapere_files(shared):
         result["disapere"] = disapere_level(shared, show_errors, extract)
-    if "neurips_labels" in wanted and NEURIPS_LABELS.is_file():
-        result["neurips_labels"] = labelled_level(shared, extract)
+    if "neurips_labels" in wanted and any(path.is_file() for path in NEURIPS_LABEL_FILES):
+        result["neurips_labels"] = labelled_level(shared, extract, show_errors=show_errors)
     return result
 
 
@@ -413,6 +413,10 @@ guideline and the reviews' text (annotator A: reviews 0-49, B: 40-89; 40-49 by b
 `annotator,index,file,review_id,submission_id,suggests,mention,form,note`; one row per suggested work, `mention`
 copied verbatim from the review text, `form` one of `WORK_FORMS`. Written after the rules, and never read while
 writing them."""
+NEURIPS_READ_LABELS = NEURIPS_LABELS.with_name("neurips-2023-2025-read.csv")
+"""120 official NeurIPS 2023-2025 reviews of the read parts (`dev`, `dev2`), drawn and labelled in the same way
+(annotator A: 0-64, B: 55-119), for writing rules on: read freely."""
+NEURIPS_LABEL_FILES = (NEURIPS_READ_LABELS, NEURIPS_LABELS)
 WORK_FORMS = ("title", "name", "author_year", "link", "marker")
 
 
@@ -490,14 +494,21 @@ def find_labelled_review(shared: Path, label: LabelledReview) -> Review | None:
     return read_reviews(shared / label.file).get(label.review_id)
 
 
-def labelled_level(shared: Path, extract: Extract = default_extract, path: Path = NEURIPS_LABELS) -> dict[str, dict]:
-    """The project's labelled NeurIPS reviews (`NEURIPS_LABELS`), per group: review-level precision and recall
-    (`suggests` against "has a recommended mention"); title recall over the works labelled `title` and title
-    precision of the recommended mentions' titles against every labelled work of the review (`match_titles`);
-    work recall over every labelled work, whatever its form (`work_found`)."""
+def labelled_level(
+    shared: Path,
+    extract: Extract = default_extract,
+    paths: Sequence[Path] = NEURIPS_LABEL_FILES,
+    show_errors: bool = False,
+) -> dict[str, dict]:
+    """The project's labelled NeurIPS reviews (`NEURIPS_LABEL_FILES`: the read sample and the test one), per group:
+    review-level precision and recall (`suggests` against "has a recommended mention"); title recall over the works
+    labelled `title` and title precision of the recommended mentions' titles against every labelled work of the
+    review (`match_titles`); work recall over every labelled work, whatever its form (`work_found`).
+    `show_errors` prints the errors of reviews in the read parts only."""
     totals: dict[str, list[int]] = defaultdict(lambda: [0] * 6)
     counts = _Counts()
-    for label in gold_review_labels(read_review_labels(path)).values():
+    files = [gold_review_labels(read_review_labels(path)) for path in paths if path.is_file()]
+    for label in [label for gold in files for label in gold.values()]:
         review = find_labelled_review(shared, label)
         if review is None:
             raise ValueError(f"review {label.review_id} is not in {shared / label.file}")
@@ -507,6 +518,8 @@ def labelled_level(shared: Path, extract: Extract = default_extract, path: Path 
         found, total, _, _ = match_titles(extracted, label.titles())
         _, _, correct, n_extracted = match_titles(extracted, [w for w, _ in label.works])
         works = sum(work_found(review.text, work, mentions) for work, _ in label.works)
+        if show_errors and part(label.submission_id) in READABLE:
+            _show_labelled_errors(review, label, mentions, works, correct < n_extracted, extract)
         for group in groups(label.submission_id):
             t = totals[group]
             for index, value in enumerate((found, total, correct, n_extracted, works, len(label.works))):
@@ -521,6 +534,26 @@ def labelled_level(shared: Path, extract: Extract = default_extract, path: Path 
             }
         )
     return result
+
+
+def _show_labelled_errors(
+    review: Review,
+    label: LabelledReview,
+    mentions: Sequence[PaperMention],
+    works: int,
+    wrong_title: bool,
+    extract: Extract,
+) -> None:
+    if bool(mentions) == label.suggests and works == len(label.works) and not wrong_title:
+        return
+    missed = [f"{form}:{work!r}" for work, form in label.works if not work_found(review.text, work, mentions)]
+    verdict = "partial"
+    if bool(mentions) != label.suggests:
+        verdict = "false negative" if label.suggests else "false positive"
+    print(f"=== {label.review_id} (#{label.index}): {verdict}; missed {missed}")
+    for m in extract(review):
+        print(f"    {m.kind:13} {m.reason:24} {m.source:15} {m.title or m.authors or m.text!r}")
+        print(f"        context: {m.context[:300]!r}")
 
 
 def label_agreement(path: Path = NEURIPS_LABELS) -> dict[str, object]:
