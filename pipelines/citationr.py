@@ -59,6 +59,7 @@ from extractors.reviews.forms import (
     split_for_submission,
 )
 from extractors.reviews.mentions import RECOMMENDED, Bibliography, MentionConfig, extract_review_mentions, mention_key
+from extractors.reviews.mentions.names import NAME_SOURCE
 from extractors.reviews.mentions.spotting import DatabaseTitleSpotter
 from extractors.reviews.records import Candidate, MentionRecord, Review, Submission
 from extractors.schemas import (
@@ -74,6 +75,7 @@ from extractors.schemas import (
     review_row,
 )
 from mapping.matcher import InMemoryMatcher, MatchConfig, usable_title
+from mapping.names import choose_named, mention_name_keys, title_name_key
 from pipelines.arsyta import ArsytaOptions, grobid_config
 from pipelines.exports import NO_EXPORTS, ExportPlan, export_rmc
 from pipelines.grobid import GrobidConfig, ParsePdfs, ParseRawReferences
@@ -466,8 +468,8 @@ class _FinishMentionFn(TallyingFn):
                 yield TaggedOutput("online_papers", paper)
         if recommended:
             tally("recommended_resolved" if record.paper_id else "recommended_unresolved")
-            if not resolvable(record):
-                tally("unresolved:no_title_or_identifier")
+            if record.paper_id is None and not resolvable(record) and m.source != NAME_SOURCE:
+                tally("unresolved:no_title_or_identifier")  # a name's outcome is counted by `ResolveNames`
         yield record
         yield from tally.emit()
 
@@ -493,6 +495,65 @@ class _ApplyResolutionFn(_FinishMentionFn):
         resolution = next(iter(grouped["resolutions"]), None)
         for record in grouped["mentions"]:
             yield from self.finish(record, resolution, self.tallies(NAMESPACE))
+
+
+def name_keys_of(record: MentionRecord) -> list[str]:
+    """The keys a recommended, unresolved `name` mention is looked up by (`mapping.names`); none for the rest."""
+    m = record.mention
+    if m.source != NAME_SOURCE or m.kind != RECOMMENDED or record.paper_id is not None:
+        return []
+    return mention_name_keys(m.text)
+
+
+class _HeadsAmongFn(beam.DoFn):
+    """(name key, (paper id, year)) for each database paper whose title's head is one of the wanted keys."""
+
+    def __init__(self) -> None:
+        self._wanted: tuple[int, frozenset[str]] = (0, frozenset())
+
+    def process(self, paper, wanted: list[str]) -> Iterator:
+        if self._wanted[0] != id(wanted):
+            self._wanted = (id(wanted), frozenset(wanted))
+        key = title_name_key(paper.title)
+        if key is not None and key in self._wanted[1]:
+            yield key, (paper.paper_id, paper.year)
+
+
+class _ApplyNamesFn(TallyingFn):
+    def process(self, record: MentionRecord, named: dict[str, str | None]) -> Iterator:
+        keys = name_keys_of(record)
+        if keys:
+            tally = self.tallies(NAMESPACE)
+            paper_id = next((named[k] for k in keys if named.get(k)), None)
+            if paper_id is not None:
+                tally("resolved_by:name")
+                record = replace(record, paper_id=paper_id, resolved_by="name", resolution_score=None)
+            elif any(k in named for k in keys):  # several papers of one age bear the name
+                tally("unresolved:name_ambiguous")
+            else:
+                tally("unresolved:name_not_in_database")
+            yield from tally.emit()
+        yield record
+
+
+class ResolveNames(beam.PTransform):
+    """`{"mentions", "papers"}` to `mentions` (and `tally`) with each recommended work named by name ("compare
+    with LoRA") resolved to the database paper whose title's head is that name ("LoRA: Low-Rank Adaptation of
+    ..."; `mapping.names`). The names' keys reach the database as a side input (a run's names are few), the
+    chosen paper per key reaches the mentions as another; no worker holds the database."""
+
+    def expand(self, inputs):
+        keys = inputs["mentions"] | "NameKeys" >> beam.FlatMap(name_keys_of) | "DistinctNameKeys" >> beam.Distinct()
+        named = (
+            inputs["papers"]
+            | "TitleHeads" >> beam.ParDo(_HeadsAmongFn(), wanted=beam.pvalue.AsList(keys))
+            | "PapersByName" >> beam.GroupByKey()
+            | "ChooseNamed" >> beam.MapTuple(lambda key, papers: (key, choose_named(papers)))
+        )
+        resolved = inputs["mentions"] | "ApplyNames" >> beam.ParDo(
+            _ApplyNamesFn(), named=beam.pvalue.AsDict(named)
+        ).with_outputs(TALLY, main="mentions")
+        return {"mentions": resolved.mentions, TALLY: resolved[TALLY]}
 
 
 class ResolveMentions(beam.PTransform):
@@ -750,6 +811,9 @@ def build_pipeline(
         found = references["mentions"]
         dead_letters.append(references[DEAD])
         tallies.append(references[TALLY])
+    names = {"mentions": found, "papers": database["papers"]} | "ResolveNames" >> ResolveNames()
+    found = names["mentions"]
+    tallies.append(names[TALLY])
     resolved = {"mentions": found, "papers": database["papers"]} | "ResolveMentions" >> ResolveMentions(
         match, resolver, title_matcher
     )

@@ -60,7 +60,8 @@ class PaperMention:
     start: int
     end: int
     text: str
-    source: str  # reference_entry | quoted_title | prose_title | identifier | author_year | named_work
+    # reference_entry | quoted_title | prose_title | identifier | author_year | named_work | name | database_title
+    source: str
     title: str | None = None
     arxiv_id: str | None = None
     doi: str | None = None

@@ -5,7 +5,9 @@ A mention that matches the submission's own bibliography (same arXiv id or DOI, 
 that use its marker, the sentence that introduces the list, or by default, since a reviewer's reference list
 points the authors to literature) carries a request cue ("missing", "should cite", "compare with", "related
 work", ...) and no cue that the submission already uses it ("the authors use [3]", "as in [3]"); mentions in
-the review's summary of the paper need a strong cue. The rest is `discussed`. `reason` names the rule.
+the review's summary of the paper need a strong cue. A work named by name ("such as LoRA", `names.py`) needs a
+request mood besides the lead that names it (`_ASKING`: "should", "could you", "how does it compare", "did not
+compare"), or a strong cue ("related work" only before the name). The rest is `discussed`. `reason` names the rule.
 """
 
 from __future__ import annotations
@@ -19,18 +21,25 @@ from mapping.matcher import lcs_similarity
 from mapping.titles import normalize_title
 
 # Request cues: the reviewer asks for the paper to be cited, discussed or compared with.
-_STRONG_REQUEST = re.compile(
+# "the related work", "prior methods": a request cue, but for a work named by name only when it comes before the name
+# ("the previous work SEG"; not "including LLaMA and OPT, ... over existing pruning methods").
+_RELATED_WORKS = (
+    r"(?:relevant|related|prior|previous|existing|important|key|seminal|recent)\s+(?:\w+\s+)?"
+    r"(?:works?|papers?|literature|references?|studies|approaches|methods)"
+)
+_STRONG_BUT_RELATED = re.compile(
     r"\b(?:miss(?:es|ed|ing)?|lacks?|lacking|omit(?:s|ted)?|overlook(?:s|ed)?|neglect(?:s|ed)?|ignor(?:es|ed)|"
     r"not\s+(?:been\s+)?(?:cited|discussed|mentioned|compared|included|referenced|considered|acknowledged|aware)|"
     r"(?:no|without)\s+(?:discussion|comparison|mention|citation|reference)s?|"
     r"should\s+(?:also\s+)?(?:cite|be\s+cited|discuss|compare|mention|refer|include|acknowledge|consider|add|review|be\s+compared|be\s+discussed|be\s+mentioned)|"
     r"(?:consider|recommend|suggest|encourage)\w*\s+(?:\w+\s+){0,3}(?:citing|cite|discuss|compar|adding|including|mention|referenc|looking|reading|the\s+following)|"
-    r"(?:relevant|related|prior|previous|existing|important|key|seminal|recent)\s+(?:\w+\s+)?(?:works?|papers?|literature|references?|studies|approaches|methods)|"
     r"(?:has|have)\s+(?:already\s+)?been\s+(?:proposed|studied|explored|investigated|shown|done|considered|introduced|addressed|established)|"
     r"see\s+(?:also|e\.g\.|for\s+example|for\s+instance)|closely\s+related|highly\s+relevant|similar\s+(?:to|idea|approach|work)|"
     r"not\s+(?:new|novel|the\s+first)|novelty|references?\s*:)",
     re.I,
 )
+_STRONG_REQUEST = re.compile(rf"{_STRONG_BUT_RELATED.pattern}|\b{_RELATED_WORKS}", re.I)
+_RELATED_WORKS_BEFORE = re.compile(rf"\b{_RELATED_WORKS}", re.I)
 _WEAK_REQUEST = re.compile(
     r"\b(?:should|could|would|might|may\s+want|need(?:s|ed)?\s+to|must|please|worth|recommend\w*|suggest\w*|"
     r"encourage\w*|consider\w*|compar\w*|discuss\w*|cite|citing|citation|mention\w*|relat\w*|relevant|baselines?|"
@@ -48,6 +57,18 @@ _GOES_ON = re.compile(
 # A request in the sentence before a bare citation ("... for comparison. (See Lacroix et al. "Title." ICML.)").
 _ASKS = re.compile(
     r"\b(?:should|could|would|please|consider\w*|suggest\w*|recommend\w*|compar\w*|cite|discuss\w*|see)\b", re.I
+)
+# A request mood: what a work named by name needs in its sentence besides the lead that names it ("such as", "like"
+# give examples in any sentence; "... should compare with methods such as X" asks for X). A bare "would"/"could" is
+# not one ("(e.g. GAIL) could help alleviate this issue"): a suggestion ("it would be better", "I would include"),
+# a question to the authors ("could you", "how does it compare") or "did not compare" is.
+_ASKING = re.compile(
+    r"\b(?:should|must|please|worth|recommend\w*|suggest\w*|encourage\w*|consider\w*|need(?:s|ed)?\s+to|"
+    r"may\s+want|(?:would|could|might)\s+(?:\w+\s+){0,2}?(?:be|have|like|strengthen|improve|benefit|make|include|"
+    r"add|compare|see)\b|(?:could|would|can)\s+(?:you|the\s+authors?)|(?:is|be|been)\s+(?:much\s+)?better\s+to|"
+    r"how\s+(?:does|do|did|would|about|is|are)|how's|what\s+about|why\s+not|(?:did|have|has)\s+the\s+authors?|"
+    r"(?:does|do|did)\s+not\s+(?:\w+\s+)?(?:compare|discuss|cite|mention|include|consider))\b",
+    re.I,
 )
 _USED_BY_SUBMISSION = re.compile(
     r"\b(?:(?:the\s+)?authors?\s+(?:use|uses|used|follow|follows|followed|adopt|adopts|adopted|build|builds|built|"
@@ -100,6 +121,15 @@ def classify_mention(
     used = _USED_BY_SUBMISSION.search(own)
     strong = _STRONG_REQUEST.search(own) or _STRONG_REQUEST.search(intro)
     in_summary = (mention.section or "").lower() in _SUMMARY_SECTIONS
+    if mention.source == "name":
+        if used and not _STRONG_REQUEST.search(own):
+            return replace(mention, kind=DISCUSSED, reason="used_by_submission")
+        before = own[: max(own.find(mention.text), 0)]
+        if _STRONG_BUT_RELATED.search(own) or _RELATED_WORKS_BEFORE.search(before):
+            return replace(mention, kind=RECOMMENDED, reason="request_cue")
+        if not in_summary and _ASKING.search(own):
+            return replace(mention, kind=RECOMMENDED, reason="request_cue")
+        return replace(mention, kind=DISCUSSED, reason="in_summary" if in_summary else "no_request_cue")
     if mention.source == "reference_entry":
         if used and not _STRONG_REQUEST.search(own):
             return replace(mention, kind=DISCUSSED, reason="used_by_submission")

@@ -10,6 +10,7 @@ from extractors.records import CounterFn, no_count
 from extractors.reviews.mentions.classify import NO_BIBLIOGRAPHY, Bibliography, classify_mention
 from extractors.reviews.mentions.config import DEFAULT_CONFIG, MentionConfig
 from extractors.reviews.mentions.context import context_for
+from extractors.reviews.mentions.names import add_names
 from extractors.reviews.mentions.prose import add_author_years, add_identifiers, add_named_works, add_prose_titles
 from extractors.reviews.mentions.quoted import quoted_title_mentions
 from extractors.reviews.mentions.references import reference_mentions
@@ -36,7 +37,7 @@ def find_mentions(
     entries = reference_mentions(text, sections, config, count)
     review = ReviewText(text, tuple(sections), config, claimed=tuple((m.start, m.end) for m in entries))
     prose = quoted_title_mentions(review)
-    for add in (add_prose_titles, add_identifiers, add_author_years, add_named_works):
+    for add in (add_prose_titles, add_identifiers, add_author_years, add_named_works, add_names):
         prose = add(prose, review)
     mentions = sorted([*entries, *prose], key=lambda m: (m.start, m.end))
     if spotter is not None:

@@ -1,0 +1,153 @@
+"""Works a reviewer names by name: found in a work slot, classified by the sentence's request, and resolved through
+the database titles' heads, in memory and in the pipeline (every expected value written by hand)."""
+
+from __future__ import annotations
+
+import apache_beam as beam
+import pytest
+
+from extractors.reviews.mentions import extract_review_mentions
+from extractors.reviews.records import DISCUSSED, RECOMMENDED
+from mapping.names import choose_named, mention_name_keys, name_key, title_name, title_name_key
+from pipelines.citationr import build_pipeline
+from pipelines.outputs import read_stats
+from tests.support.runs import read_rows, write_jsonl
+from tests.test_citationr import _notes, _s2orc
+
+
+def _names(text: str, sections=()) -> list[tuple[str, str]]:
+    return [(m.text, m.kind) for m in extract_review_mentions(text, sections) if m.source == "name"]
+
+
+@pytest.mark.parametrize(
+    "text,expected",
+    [
+        ("The authors should compare with LoRA and DreamBooth.", ["LoRA", "DreamBooth"]),
+        (
+            "How's the performance with stronger base models, like DinoV2, or BGE, NV-Embed?",
+            ["DinoV2", "BGE", "NV-Embed"],
+        ),
+        (
+            "It is unclear what is new over the previous work Smoothed Energy Guidance (SEG).",
+            ["Smoothed Energy Guidance (SEG)"],
+        ),
+        ("Why not evaluate on datasets such as Places365 or Word2Vec embeddings?", ["Places365"]),
+        ("A comparison with U-ViT [12] and HourglassDiT is missing.", ["U-ViT", "HourglassDiT"]),
+        ("Could you provide a comparison with Qwen 2.5 3B?", ["Qwen 2.5 3B"]),
+    ],
+)
+def test_names_in_a_work_slot_of_a_request_are_recommended(text, expected):
+    assert _names(text) == [(name, RECOMMENDED) for name in expected]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The authors should compare with CNN-based methods and LLMs.",  # a class, a plural acronym
+        "The authors should compare with Transformer models.",  # a class noun after the name
+        "Results should be reported as in Table 2, such as Table 3.",  # document parts
+        "The noise should be modelled, e.g., Gaussian noise.",  # a capitalised modifier
+        "This is not enough for a prestigious conference like NeurIPS, which should be stricter.",  # a venue
+        "I like the Summary of Challenges in Fig. 8, which should stay.",  # "like" as a verb
+        "The authors should compare with Sparse Networks From Scratch.",  # a Title Case run: a title's, not a name
+        "The method should be compared with CLIP-inspired encoders.",  # "-inspired"
+    ],
+)
+def test_what_is_no_name_is_not_taken(text):
+    assert _names(text) == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The method beats strong baselines such as SafeDiffuser on every task.",  # names an example, asks nothing
+        "Some forms of distributional BC (e.g. GAIL, BeT) could help alleviate this issue.",  # a bare "could"
+        "Experiments on families including LLaMA and OPT show gains over existing pruning methods.",  # cue after
+        "The authors use models such as BERT and report their scores.",  # what the submission uses
+    ],
+)
+def test_names_without_a_request_are_discussed(text):
+    found = _names(text)
+    assert found and all(kind == DISCUSSED for _, kind in found)
+
+
+def test_names_in_the_summary_need_a_strong_request():
+    text = "The evaluation would be stronger with baselines such as MaskGIT."
+    assert _names(text, ((0, "summary"),)) == [("MaskGIT", DISCUSSED)]
+    assert _names(text, ((0, "weaknesses"),)) == [("MaskGIT", RECOMMENDED)]
+    missing = "A comparison with MaskGIT is missing."
+    assert _names(missing, ((0, "summary"),)) == [("MaskGIT", RECOMMENDED)]
+
+
+def test_name_keys_and_title_heads():
+    assert name_key("U-ViT") == name_key("u vit") == "uvit" and name_key("DINOv2") == name_key("DinoV2") == "dinov2"
+    assert name_key("AB") is None  # too short to mean one work
+    assert title_name("LoRA: Low-Rank Adaptation of Large Language Models") == "LoRA"
+    assert title_name("Self-Refine: Iterative Refinement with Self-Feedback") == "Self-Refine"
+    assert title_name("Attention Is All You Need") is None  # no colon, no name
+    assert title_name("On the Limits of Deep Learning Models: A Survey") is None  # a head of six words is no name
+    assert title_name_key("Smoothed Energy Guidance: Guiding Diffusion Models") == "smoothedenergyguidance"
+    assert mention_name_keys("Smoothed Energy Guidance (SEG)") == [
+        "smoothedenergyguidanceseg",
+        "smoothedenergyguidance",
+        "seg",
+    ]
+
+
+def test_a_shared_name_goes_to_the_strictly_oldest_paper():
+    assert choose_named([("p1", 2021)]) == "p1"
+    assert choose_named([("late", 2020), ("first", 2018)]) == "first"
+    assert choose_named([("a", 2019), ("b", 2019)]) is None  # two of one age: ambiguous
+    assert choose_named([("dated", 2019), ("undated", None)]) == "dated"
+    assert choose_named([]) is None
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("matcher", ["memory", "join"])
+def test_the_pipeline_resolves_names_through_title_heads(tmp_path, matcher):
+    reviews = _notes(
+        tmp_path / "notes.jsonl",
+        [("S1", "Adapters for Small Models")],
+        [
+            ("R1", "S1", "The authors should compare with LoRA and BERT."),
+            ("R2", "S1", "How does it compare with methods such as Twin or GhostNetZ?"),
+            ("R3", "S1", "The method uses adapters such as LoRA in every layer."),  # discussed: not resolved
+        ],
+    )
+    metadata = write_jsonl(
+        tmp_path / "metadata.jsonl",
+        [
+            _s2orc("100", "LoRA: Low-Rank Adaptation of Large Language Models", 2021),
+            _s2orc("200", "BERT: Pre-training of Deep Bidirectional Transformers for Language Understanding", 2018),
+            _s2orc("210", "BERT: A Review of Applications in Natural Language Processing", 2020),  # later
+            _s2orc("300", "Twin: Paired Encoders for Retrieval", 2022),
+            _s2orc("310", "Twin: Dual Networks for Tracking", 2022),  # same year: ambiguous
+            _s2orc("400", "Adapter Layers for Transfer", 2019),  # no head: no name
+        ],
+    )
+    with beam.Pipeline(runner="FnApiRunner") as pipeline:
+        build_pipeline(
+            pipeline,
+            {"reviews": [str(reviews)], "metadata": [str(metadata)]},
+            str(tmp_path / "out"),
+            title_matcher=matcher,
+        )
+    rows = read_rows(tmp_path / "out" / "mentions")
+    names = {(m["review_id"], m["text"]): (m["kind"], m["paper_id"], m["resolved_by"]) for m in rows}
+    assert names == {
+        ("R1", "LoRA"): (RECOMMENDED, "100", "name"),
+        ("R1", "BERT"): (RECOMMENDED, "200", "name"),
+        ("R2", "Twin"): (RECOMMENDED, None, None),
+        ("R2", "GhostNetZ"): (RECOMMENDED, None, None),
+        ("R3", "LoRA"): (DISCUSSED, None, None),
+    }
+    stats = read_stats(str(tmp_path / "out"))
+    assert stats["resolution"] == {
+        "resolved_by:name": 2,
+        "unresolved:name_ambiguous": 1,
+        "unresolved:name_not_in_database": 1,
+    }
+    assert (stats["funnel"]["recommended_resolved"], stats["funnel"]["recommended_unresolved"]) == (2, 2)
+    assert all(stats["checks"].values())
+    positives = {p["paper_id"] for p in read_rows(tmp_path / "out" / "positives") if p["resolved"]}
+    assert positives == {"100", "200"}
