@@ -12,6 +12,7 @@ import pytest
 from extractors.reviews.labels import (
     NEURIPS_LABELS,
     NEURIPS_READ_LABELS,
+    NEURIPS_TEST2_LABELS,
     WORK_FORMS,
     find_labelled_review,
     gold_review_labels,
@@ -117,7 +118,8 @@ def test_bad_label_files_are_refused(tmp_path, row, message):
 
 
 @pytest.mark.parametrize(
-    "path,size,parts", [(NEURIPS_LABELS, 90, {"test"}), (NEURIPS_READ_LABELS, 120, {"dev", "dev2"})]
+    "path,size,parts",
+    [(NEURIPS_LABELS, 90, {"test"}), (NEURIPS_READ_LABELS, 120, {"dev", "dev2"}), (NEURIPS_TEST2_LABELS, 90, {"test"})],
 )
 def test_project_labels_name_real_reviews_and_words_they_contain(shared, path, size, parts):
     """Every labelled review is in the shared NeurIPS files, in its sample's parts, and every labelled work is
@@ -131,10 +133,11 @@ def test_project_labels_name_real_reviews_and_words_they_contain(shared, path, s
             assert form in WORK_FORMS and work in review.text, (label.review_id, form)
 
 
-@pytest.mark.parametrize("name", ["test", "read"])
+@pytest.mark.parametrize("name", ["test", "read", "test2"])
 def test_project_labels_hold_exactly_the_seeded_sample(shared, name):
     """Each label file is the sample `bench/labels/sample_reviews.py` draws: the test one (seed, test part, 90
-    official reviews, A 0-49, B 40-89) and the read one (read parts, 120, A 0-64, B 55-119)."""
+    official reviews, A 0-49, B 40-89), the read one (read parts, 120, A 0-64, B 55-119) and test2 (the test part
+    less the test sample's reviews, 90; none of them in the test sample)."""
     import importlib.util
     import sys
     from pathlib import Path
@@ -150,6 +153,10 @@ def test_project_labels_hold_exactly_the_seeded_sample(shared, name):
     labels = read_review_labels(chosen.labels)
     assert set(labels) == set(chosen.batches) and module.mismatched(sample, labels, chosen) == []
     assert module.mismatched(sample[1:] + sample[:1], labels, chosen) == ["A", "B"]  # a shifted sample is caught
+    for earlier in chosen.after:
+        assert not {r.review_id for _, r in sample} & {
+            r.review_id for _, r in module.draw(shared, module.SAMPLES[earlier])
+        }
 
 
 def test_rules_on_the_project_labels_stay_above_floor(shared):

@@ -5,7 +5,9 @@ Two samples of the official reviews of `../shared/data/reviews/neurips-openrevie
 - `test` (`neurips-2023-2025-test.csv`): submissions of the `test` part (`extractors.reviews.labels.part`: SHA-1 of
   the submission id = 3 mod 4, never read while writing the rules); 90 reviews, annotator A labels 0-49, B 40-89;
 - `read` (`neurips-2023-2025-read.csv`): submissions of the read parts (`dev`, `dev2`), for writing rules on;
-  120 reviews, annotator A labels 0-64, B 55-119.
+  120 reviews, annotator A labels 0-64, B 55-119;
+- `test2` (`neurips-2023-2025-test2.csv`): the `test` part's reviews that `test` did not draw; 90 reviews, A 0-49,
+  B 40-89: a fresh held-out set for a change measured once on `test` already.
 
     python bench/labels/sample_reviews.py --out /tmp/annot             # batch_A/NNN.txt, batch_B/NNN.txt, sample.json
     python bench/labels/sample_reviews.py --check                      # the label file holds exactly this sample
@@ -24,7 +26,14 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from extractors.reviews.forms import parse_review_file  # noqa: E402
-from extractors.reviews.labels import NEURIPS_LABELS, NEURIPS_READ_LABELS, READABLE, part, read_review_labels  # noqa: E402
+from extractors.reviews.labels import (  # noqa: E402
+    NEURIPS_LABELS,
+    NEURIPS_READ_LABELS,
+    NEURIPS_TEST2_LABELS,
+    READABLE,
+    part,
+    read_review_labels,
+)
 from extractors.reviews.records import Review  # noqa: E402
 from extractors.shared_data import shared_data_dir  # noqa: E402
 
@@ -38,11 +47,13 @@ class Sample:
     size: int
     batches: dict[str, tuple[int, int]]
     labels: Path
+    after: tuple[str, ...] = ()  # samples drawn before from the same reviews, whose reviews this one leaves out
 
 
 SAMPLES = {
     "test": Sample(("test",), 20261123, 90, {"A": (0, 50), "B": (40, 90)}, NEURIPS_LABELS),
     "read": Sample(READABLE, 20261124, 120, {"A": (0, 65), "B": (55, 120)}, NEURIPS_READ_LABELS),
+    "test2": Sample(("test",), 20261125, 90, {"A": (0, 50), "B": (40, 90)}, NEURIPS_TEST2_LABELS, ("test",)),
 }
 
 
@@ -55,6 +66,8 @@ def draw(shared: Path, sample: Sample = SAMPLES["test"]) -> list[tuple[str, Revi
         for item in parse_review_file(path.read_bytes(), str(path)):
             if isinstance(item, Review) and item.review_kind == "official" and part(item.submission_id) in sample.parts:
                 reviews.append((str(path.relative_to(shared)), item))
+    taken = {review.review_id for name in sample.after for _, review in draw(shared, SAMPLES[name])}
+    reviews = [(file, review) for file, review in reviews if review.review_id not in taken]
     return random.Random(sample.seed).sample(reviews, sample.size)
 
 

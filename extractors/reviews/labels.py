@@ -381,6 +381,11 @@ def disapere_level(shared: Path, show_errors: bool = False, extract: Extract = d
     return result
 
 
+SOURCES = ("bias_reviews", "bias_titles", "bias_resolution", "disapere", "neurips_labels", "neurips_test2")
+"""Every label source `evaluate` measures: `neurips_labels` is the read and the first test sample of the labelled
+NeurIPS reviews, `neurips_test2` the second test sample, reported on its own (`NEURIPS_TEST2_LABELS`)."""
+
+
 def evaluate(
     shared: Path,
     show_errors: bool = False,
@@ -389,7 +394,7 @@ def evaluate(
     spot_titles: bool = False,
 ) -> dict[str, dict]:
     """Every source's figures (or only `sources`) by group."""
-    wanted = set(sources) or {"bias_reviews", "bias_titles", "bias_resolution", "disapere", "neurips_labels"}
+    wanted = set(sources) or set(SOURCES)
     result: dict[str, dict] = {}
     if "bias_reviews" in wanted:
         result["bias_reviews"] = review_level(shared, show_errors, extract)
@@ -401,6 +406,8 @@ def evaluate(
         result["disapere"] = disapere_level(shared, show_errors, extract)
     if "neurips_labels" in wanted and any(path.is_file() for path in NEURIPS_LABEL_FILES):
         result["neurips_labels"] = labelled_level(shared, extract, show_errors=show_errors)
+    if "neurips_test2" in wanted and NEURIPS_TEST2_LABELS.is_file():
+        result["neurips_test2"] = labelled_level(shared, extract, [NEURIPS_TEST2_LABELS])
     return result
 
 
@@ -416,6 +423,9 @@ writing them."""
 NEURIPS_READ_LABELS = NEURIPS_LABELS.with_name("neurips-2023-2025-read.csv")
 """120 official NeurIPS 2023-2025 reviews of the read parts (`dev`, `dev2`), drawn and labelled in the same way
 (annotator A: 0-64, B: 55-119), for writing rules on: read freely."""
+NEURIPS_TEST2_LABELS = NEURIPS_LABELS.with_name("neurips-2023-2025-test2.csv")
+"""90 more official NeurIPS 2023-2025 reviews of the `test` part, none of `NEURIPS_LABELS`'s, drawn and labelled in
+the same way after the names rule had been measured once on `NEURIPS_LABELS`: held out for what came after."""
 NEURIPS_LABEL_FILES = (NEURIPS_READ_LABELS, NEURIPS_LABELS)
 WORK_FORMS = ("title", "name", "author_year", "link", "marker")
 
