@@ -71,6 +71,32 @@ def test_names_without_a_request_are_discussed(text):
     assert found and all(kind == DISCUSSED for _, kind in found)
 
 
+@pytest.mark.parametrize(
+    "text,expected",
+    [
+        (
+            "Although the paper compares with methods like RoPE and ALiBi, it omits comparisons with Infini-Attention.",
+            [("RoPE", DISCUSSED), ("ALiBi", DISCUSSED), ("Infini-Attention", RECOMMENDED)],
+        ),
+        ("The method outperforms prior methods such as ACT, a strong policy.", [("ACT", DISCUSSED)]),
+        ("The comparison to your baselines such as GroupViT might not be fair.", [("GroupViT", DISCUSSED)]),
+        ("Could you report metrics such as RMSE and MAPE?", []),  # not works
+        ("The only novelty seems to be adding RAG, which should be discussed.", []),  # a generic acronym
+        (
+            "The training is similar to that of CLIP, but it uses less data compared to ImageNet 22k.",
+            [("ImageNet 22k", DISCUSSED)],
+        ),
+        ("Their approach is similar to CARE, which learns separate encoders.", [("CARE", RECOMMENDED)]),
+        (
+            "The authors build on models such as DINO but should compare with iBOT.",
+            [("DINO", DISCUSSED), ("iBOT", RECOMMENDED)],
+        ),
+    ],
+)
+def test_what_the_sentence_says_before_a_name_decides_it(text, expected):
+    assert _names(text) == expected
+
+
 def test_names_in_the_summary_need_a_strong_request():
     text = "The evaluation would be stronger with baselines such as MaskGIT."
     assert _names(text, ((0, "summary"),)) == [("MaskGIT", DISCUSSED)]

@@ -39,7 +39,22 @@ _STRONG_BUT_RELATED = re.compile(
     re.I,
 )
 _STRONG_REQUEST = re.compile(rf"{_STRONG_BUT_RELATED.pattern}|\b{_RELATED_WORKS}", re.I)
-_RELATED_WORKS_BEFORE = re.compile(rf"\b{_RELATED_WORKS}", re.I)
+# For a work named by name, "similar to" counts only as the name's own lead ("similar to CARE"), not anywhere in
+# the sentence ("similar to that of CLIP; CLIP uses more data than ImageNet 22k").
+_NAME_STRONG = re.compile(_STRONG_BUT_RELATED.pattern.replace(r"similar\s+(?:to|idea|approach|work)|", ""), re.I)
+_RELATED_WORKS_BEFORE = re.compile(rf"\b{_RELATED_WORKS}|\bsimilar\s+to\s*$", re.I)
+# Before a name: what the submission reports over it ("outperforms prior methods such as X") or what is its own
+# ("your baselines such as X", "the considered LLMs only include X"): the name is already in the paper.
+_RESULT_OVER = re.compile(
+    r"\b(?:outperform\w*|surpass\w*|beat(?:s|ing)?|rival\w*|improv\w*|better\s+than|superior\s+to|perform(?:s|ed|ing)?|"
+    r"advantages?\s+over|gains?\s+over|achiev\w*)\b",
+    re.I,
+)
+_OWN_WORKS = re.compile(
+    r"\b(?:(?:your|their|its)\s+(?:\w+\s+)?|the\s+(?:considered|used|chosen|selected|evaluated|tested)\s+)"
+    r"(?:baselines?|models?|methods?|datasets?|benchmarks?|LLMs|backbones?)\b",
+    re.I,
+)
 _WEAK_REQUEST = re.compile(
     r"\b(?:should|could|would|might|may\s+want|need(?:s|ed)?\s+to|must|please|worth|recommend\w*|suggest\w*|"
     r"encourage\w*|consider\w*|compar\w*|discuss\w*|cite|citing|citation|mention\w*|relat\w*|relevant|baselines?|"
@@ -111,6 +126,16 @@ class Bibliography:
 NO_BIBLIOGRAPHY = Bibliography()  # the submission's own bibliography unknown: nothing is `already_cited`
 
 
+def _last_is_use(before: str) -> bool:
+    """Is the last cue before a name one that the submission uses or compares with what follows ("Although the
+    paper compares with methods like RoPE, ...": yes; "The authors use X but should compare with Y": not for Y)?"""
+    uses = [m.end() for m in _USED_BY_SUBMISSION.finditer(before)]
+    if not uses:
+        return False
+    asks = [m.end() for pattern in (_STRONG_REQUEST, _ASKING) for m in pattern.finditer(before)]
+    return max(uses) > max(asks, default=-1)
+
+
 def classify_mention(
     mention: PaperMention, bibliography: Bibliography = NO_BIBLIOGRAPHY, config: MentionConfig = DEFAULT_CONFIG
 ) -> PaperMention:
@@ -122,12 +147,15 @@ def classify_mention(
     strong = _STRONG_REQUEST.search(own) or _STRONG_REQUEST.search(intro)
     in_summary = (mention.section or "").lower() in _SUMMARY_SECTIONS
     if mention.source == "name":
-        if used and not _STRONG_REQUEST.search(own):
-            return replace(mention, kind=DISCUSSED, reason="used_by_submission")
         before = own[: max(own.find(mention.text), 0)]
-        if _STRONG_BUT_RELATED.search(own) or _RELATED_WORKS_BEFORE.search(before):
+        if _last_is_use(before) or (used and not _STRONG_REQUEST.search(own)):
+            return replace(mention, kind=DISCUSSED, reason="used_by_submission")
+        asking = not in_summary and _ASKING.search(own)
+        if _OWN_WORKS.search(before) or (_RESULT_OVER.search(before) and not asking and not _NAME_STRONG.search(own)):
+            return replace(mention, kind=DISCUSSED, reason="used_by_submission")
+        if _NAME_STRONG.search(own) or _RELATED_WORKS_BEFORE.search(before):
             return replace(mention, kind=RECOMMENDED, reason="request_cue")
-        if not in_summary and _ASKING.search(own):
+        if asking:
             return replace(mention, kind=RECOMMENDED, reason="request_cue")
         return replace(mention, kind=DISCUSSED, reason="in_summary" if in_summary else "no_request_cue")
     if mention.source == "reference_entry":

@@ -69,9 +69,22 @@ _CLASS_AFTER = re.compile(
 )
 
 
+# Acronyms of the field that never name one work (a kind of model, a practice, a metric), and the kinds of thing
+# that a list of names can be besides works ("metrics such as RMSE", "serving engines such as vLLM").
+_GENERIC = frozenset(
+    "SOTA SFT LLM VLM MLLM LM PLM CNN RNN GNN MLP GAN VAE DNN LSTM RL NLP CV AI ML GPU CPU TPU API OOD IID KL MSE "
+    "RMSE AUC ROC ECE FID FVD PSNR SSIM LPIPS BLEU ROUGE FLOPs FLOPS QA RAG".split()
+)
+_NOT_WORKS_BEFORE = re.compile(
+    r"\b(?:metrics?|measures?|scores?|statistics|losses|hyperparameters?|parameters?|settings?|libraries|library|"
+    r"engines?|tools?|languages?|hardware|GPUs|formats?|attacks?)\s*(?:\(|,)?\s*$",
+    re.I,
+)
+
+
 def _coined(token: str) -> bool:
     """Is one token shaped as a coined name rather than an English word?"""
-    if re.fullmatch(r"[A-Z]{2,}s", token) or len(token) < 2:  # an acronym's plural: a class ("LLMs"); "M"
+    if re.fullmatch(r"[A-Z]{2,}s", token) or len(token) < 2 or token in _GENERIC:  # a class ("LLMs"); "M"
         return False
     if _CLASS_AFTER.fullmatch("-" + token.rsplit("-", 1)[-1]) and "-" in token:  # "CLIP-inspired"
         return False
@@ -153,6 +166,8 @@ def add_names(found: Sequence[PaperMention], review: ReviewText) -> list[PaperMe
     found = list(found)
     taken = [(m.start, m.end) for m in found]
     for lead in _LEAD.finditer(review.text):
+        if _NOT_WORKS_BEFORE.search(review.text, max(0, lead.start() - 40), lead.start()):
+            continue  # "metrics such as RMSE"
         for start, end in _names_after(review.text, lead.end()):
             if review.is_claimed(start, end) or overlaps(start, end, taken):
                 continue
