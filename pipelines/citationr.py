@@ -497,12 +497,14 @@ class _ApplyResolutionFn(_FinishMentionFn):
             yield from self.finish(record, resolution, self.tallies(NAMESPACE))
 
 
+def _looked_up(record: MentionRecord) -> bool:
+    m = record.mention
+    return m.source == NAME_SOURCE and m.kind == RECOMMENDED and record.paper_id is None
+
+
 def name_keys_of(record: MentionRecord) -> list[str]:
     """The keys a recommended, unresolved `name` mention is looked up by (`mapping.names`); none for the rest."""
-    m = record.mention
-    if m.source != NAME_SOURCE or m.kind != RECOMMENDED or record.paper_id is not None:
-        return []
-    return mention_name_keys(m.text)
+    return mention_name_keys(record.mention.text) if _looked_up(record) else []
 
 
 class _HeadsAmongFn(beam.DoFn):
@@ -522,7 +524,11 @@ class _HeadsAmongFn(beam.DoFn):
 class _ApplyNamesFn(TallyingFn):
     def process(self, record: MentionRecord, named: dict[str, str | None]) -> Iterator:
         keys = name_keys_of(record)
-        if keys:
+        if _looked_up(record) and not keys:
+            tally = self.tallies(NAMESPACE)
+            tally("unresolved:name_too_short")  # "SD": no key can tell its paper
+            yield from tally.emit()
+        elif keys:
             tally = self.tallies(NAMESPACE)
             paper_id = next((named[k] for k in keys if named.get(k)), None)
             if paper_id is not None:

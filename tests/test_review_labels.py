@@ -160,8 +160,14 @@ def test_project_labels_hold_exactly_the_seeded_sample(shared, name):
 
 
 def test_rules_on_the_project_labels_stay_above_floor(shared):
-    """Floors under the figures docs/citationr.md reports for the labelled NeurIPS reviews (all unread)."""
-    figures = labelled_level(shared)["unread"]
-    assert figures["precision"]["value"] >= 0.85 and figures["recall"]["value"] >= 0.55
-    assert figures["title_recall"]["value"] >= 0.9 and figures["title_precision"]["value"] >= 0.7
-    assert figures["work_recall"]["value"] >= 0.45
+    """Floors under the figures docs/citationr.md reports for the labelled NeurIPS reviews: the read sample, the
+    first test sample (`unread`) and the second (`neurips_test2`), each a few points below its figure."""
+    both = labelled_level(shared)
+    read, unread = both["read"], both["unread"]
+    assert read["precision"]["value"] >= 0.88 and read["recall"]["value"] >= 0.9  # 0.92, 0.94
+    assert unread["precision"]["value"] >= 0.8 and unread["recall"]["value"] >= 0.8  # 0.85, 0.88
+    assert unread["title_recall"]["value"] >= 0.9 and unread["title_precision"]["value"] >= 0.7  # 0.94, 0.77
+    assert unread["work_recall"]["value"] >= 0.7  # 0.77
+    test2 = labelled_level(shared, paths=[NEURIPS_TEST2_LABELS])["unread"]
+    assert test2["precision"]["value"] >= 0.78 and test2["recall"]["value"] >= 0.65  # 0.83, 0.71
+    assert test2["title_recall"]["value"] >= 0.7 and test2["work_recall"]["value"] >= 0.6  # 0.78, 0.68

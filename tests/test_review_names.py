@@ -136,7 +136,7 @@ def test_the_pipeline_resolves_names_through_title_heads(tmp_path, matcher):
         [("S1", "Adapters for Small Models")],
         [
             ("R1", "S1", "The authors should compare with LoRA and BERT."),
-            ("R2", "S1", "How does it compare with methods such as Twin or GhostNetZ?"),
+            ("R2", "S1", "How does it compare with methods such as Twin, GhostNetZ or Zo?"),
             ("R3", "S1", "The method uses adapters such as LoRA in every layer."),  # discussed: not resolved
         ],
     )
@@ -165,6 +165,7 @@ def test_the_pipeline_resolves_names_through_title_heads(tmp_path, matcher):
         ("R1", "BERT"): (RECOMMENDED, "200", "name"),
         ("R2", "Twin"): (RECOMMENDED, None, None),
         ("R2", "GhostNetZ"): (RECOMMENDED, None, None),
+        ("R2", "Zo"): (RECOMMENDED, None, None),
         ("R3", "LoRA"): (DISCUSSED, None, None),
     }
     stats = read_stats(str(tmp_path / "out"))
@@ -172,8 +173,9 @@ def test_the_pipeline_resolves_names_through_title_heads(tmp_path, matcher):
         "resolved_by:name": 2,
         "unresolved:name_ambiguous": 1,
         "unresolved:name_not_in_database": 1,
+        "unresolved:name_too_short": 1,
     }
-    assert (stats["funnel"]["recommended_resolved"], stats["funnel"]["recommended_unresolved"]) == (2, 2)
+    assert (stats["funnel"]["recommended_resolved"], stats["funnel"]["recommended_unresolved"]) == (2, 3)
     assert all(stats["checks"].values())
     positives = {p["paper_id"] for p in read_rows(tmp_path / "out" / "positives") if p["resolved"]}
     assert positives == {"100", "200"}
