@@ -91,6 +91,11 @@ def test_names_without_a_request_are_discussed(text):
             "The authors build on models such as DINO but should compare with iBOT.",
             [("DINO", DISCUSSED), ("iBOT", RECOMMENDED)],
         ),
+        (
+            "The paper ignores widely used embedding techniques such as Word2Vec or GloVe.",
+            [("Word2Vec", RECOMMENDED), ("GloVe", RECOMMENDED)],
+        ),
+        ("How does your method compare to approaches such as CoT, self-consistency?", [("CoT", RECOMMENDED)]),
     ],
 )
 def test_what_the_sentence_says_before_a_name_decides_it(text, expected):

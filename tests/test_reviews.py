@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from extractors.clients.resolvers import OnlineResolver, ResolverConfig
 from extractors.records import DeadLetter
 from extractors.reviews.forms import parse_review_file, split_for_submission
@@ -102,6 +104,23 @@ def test_quoted_claims_are_not_titles():
         'WEAKNESSES:\nThe claim "our method is the first to solve this problem" is too strong.\n'
     )
     assert found == []
+
+
+@pytest.mark.parametrize(
+    "review",
+    [
+        "The definition of the new problem \u201cCloud Object Detector Adaptation\u201d should be stated precisely.\n",
+        'Typos: "HE scheme" should be "the HE scheme" in Section 2, and the related work should be cited.\n',
+        'The term "Sparse Gated Routing Networks" should be defined before it is used.\n',
+    ],
+)
+def test_quoted_terms_and_corrections_are_not_titles(review):
+    assert [m.title for m in extract_review_mentions(review) if m.title] == []
+
+
+def test_a_quoted_title_after_a_request_is_still_one():
+    review = 'The authors should compare with "Sparse Gated Routing Networks for Retrieval" (2021).\n'
+    assert [m.title for m in extract_review_mentions(review)] == ["Sparse Gated Routing Networks for Retrieval"]
 
 
 def test_readers_cover_the_layouts_and_dead_letter_what_they_cannot_read():

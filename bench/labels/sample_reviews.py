@@ -7,7 +7,10 @@ Two samples of the official reviews of `../shared/data/reviews/neurips-openrevie
 - `read` (`neurips-2023-2025-read.csv`): submissions of the read parts (`dev`, `dev2`), for writing rules on;
   120 reviews, annotator A labels 0-64, B 55-119;
 - `test2` (`neurips-2023-2025-test2.csv`): the `test` part's reviews that `test` did not draw; 90 reviews, A 0-49,
-  B 40-89: a fresh held-out set for a change measured once on `test` already.
+  B 40-89: a fresh held-out set for a change measured once on `test` already;
+- `read2` (`neurips-2023-2025-read2.csv`): 120 more reviews of the read parts, none of `read`'s, A 0-64, B 55-119;
+- `test3` (`neurips-2023-2025-test3.csv`): 90 more of the `test` part, none of `test`'s or `test2`'s, A 0-49,
+  B 40-89: held out for the changes written on `read2`.
 
     python bench/labels/sample_reviews.py --out /tmp/annot             # batch_A/NNN.txt, batch_B/NNN.txt, sample.json
     python bench/labels/sample_reviews.py --check                      # the label file holds exactly this sample
@@ -28,8 +31,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from extractors.reviews.forms import parse_review_file  # noqa: E402
 from extractors.reviews.labels import (  # noqa: E402
     NEURIPS_LABELS,
+    NEURIPS_READ2_LABELS,
     NEURIPS_READ_LABELS,
     NEURIPS_TEST2_LABELS,
+    NEURIPS_TEST3_LABELS,
     READABLE,
     part,
     read_review_labels,
@@ -54,6 +59,8 @@ SAMPLES = {
     "test": Sample(("test",), 20261123, 90, {"A": (0, 50), "B": (40, 90)}, NEURIPS_LABELS),
     "read": Sample(READABLE, 20261124, 120, {"A": (0, 65), "B": (55, 120)}, NEURIPS_READ_LABELS),
     "test2": Sample(("test",), 20261125, 90, {"A": (0, 50), "B": (40, 90)}, NEURIPS_TEST2_LABELS, ("test",)),
+    "read2": Sample(READABLE, 20261126, 120, {"A": (0, 65), "B": (55, 120)}, NEURIPS_READ2_LABELS, ("read",)),
+    "test3": Sample(("test",), 20261127, 90, {"A": (0, 50), "B": (40, 90)}, NEURIPS_TEST3_LABELS, ("test", "test2")),
 }
 
 

@@ -426,7 +426,12 @@ NEURIPS_READ_LABELS = NEURIPS_LABELS.with_name("neurips-2023-2025-read.csv")
 NEURIPS_TEST2_LABELS = NEURIPS_LABELS.with_name("neurips-2023-2025-test2.csv")
 """90 more official NeurIPS 2023-2025 reviews of the `test` part, none of `NEURIPS_LABELS`'s, drawn and labelled in
 the same way after the names rule had been measured once on `NEURIPS_LABELS`: held out for what came after."""
-NEURIPS_LABEL_FILES = (NEURIPS_READ_LABELS, NEURIPS_LABELS)
+NEURIPS_READ2_LABELS = NEURIPS_LABELS.with_name("neurips-2023-2025-read2.csv")
+"""120 more official reviews of the read parts, none of `NEURIPS_READ_LABELS`'s: more to write rules on."""
+NEURIPS_TEST3_LABELS = NEURIPS_LABELS.with_name("neurips-2023-2025-test3.csv")
+"""90 more official reviews of the `test` part, none of the first two test samples': held out for the rules written
+on `NEURIPS_READ2_LABELS`."""
+NEURIPS_LABEL_FILES = (NEURIPS_READ_LABELS, NEURIPS_READ2_LABELS, NEURIPS_LABELS)
 WORK_FORMS = ("title", "name", "author_year", "link", "marker")
 
 

@@ -28,7 +28,7 @@ _RELATED_WORKS = (
     r"(?:works?|papers?|literature|references?|studies|approaches|methods)"
 )
 _STRONG_BUT_RELATED = re.compile(
-    r"\b(?:miss(?:es|ed|ing)?|lacks?|lacking|omit(?:s|ted)?|overlook(?:s|ed)?|neglect(?:s|ed)?|ignor(?:es|ed)|"
+    r"\b(?:miss(?:es|ed|ing)?|lacks?|lacking|omit(?:s|ted)?|overlook(?:s|ed)?|neglect(?:s|ed)?|ignor(?:es|ed|ing)|"
     r"not\s+(?:been\s+)?(?:cited|discussed|mentioned|compared|included|referenced|considered|acknowledged|aware)|"
     r"(?:no|without)\s+(?:discussion|comparison|mention|citation|reference)s?|"
     r"should\s+(?:also\s+)?(?:cite|be\s+cited|discuss|compare|mention|refer|include|acknowledge|consider|add|review|be\s+compared|be\s+discussed|be\s+mentioned)|"
@@ -44,7 +44,8 @@ _STRONG_REQUEST = re.compile(rf"{_STRONG_BUT_RELATED.pattern}|\b{_RELATED_WORKS}
 _NAME_STRONG = re.compile(_STRONG_BUT_RELATED.pattern.replace(r"similar\s+(?:to|idea|approach|work)|", ""), re.I)
 _RELATED_WORKS_BEFORE = re.compile(rf"\b{_RELATED_WORKS}|\bsimilar\s+to\s*$", re.I)
 # Before a name: what the submission reports over it ("outperforms prior methods such as X") or what is its own
-# ("your baselines such as X", "the considered LLMs only include X"): the name is already in the paper.
+# ("your baselines such as X", "the considered LLMs only include X", right before the name; not "how does your
+# method compare to approaches such as X"): the name is already in the paper.
 _RESULT_OVER = re.compile(
     r"\b(?:outperform\w*|surpass\w*|beat(?:s|ing)?|rival\w*|improv\w*|better\s+than|superior\s+to|perform(?:s|ed|ing)?|"
     r"advantages?\s+over|gains?\s+over|achiev\w*)\b",
@@ -52,7 +53,8 @@ _RESULT_OVER = re.compile(
 )
 _OWN_WORKS = re.compile(
     r"\b(?:(?:your|their|its)\s+(?:\w+\s+)?|the\s+(?:considered|used|chosen|selected|evaluated|tested)\s+)"
-    r"(?:baselines?|models?|methods?|datasets?|benchmarks?|LLMs|backbones?)\b",
+    r"(?:baselines?|models?|methods?|datasets?|benchmarks?|LLMs|backbones?)\b"
+    r"(?:\s+\w+){0,2}[\s,:(]*(?:such\s+as|like|e\.g\.,?|i\.e\.,?|including|includes?|namely)?[\s,:(]*$",
     re.I,
 )
 _WEAK_REQUEST = re.compile(

@@ -38,9 +38,25 @@ def _names_review_part(title: str) -> bool:
     return bool(words) and all(w in _FORM_WORDS for w in words)
 
 
+# A quote that is a term or a wording, not a work: right after a noun for one ("the new problem "Cloud Object
+# Detector Adaptation"", "the term "..."") or one side of a correction (""HE scheme" should be "the HE scheme"").
+_TERM_BEFORE = re.compile(
+    r"\b(?:problems?|tasks?|settings?|terms?|notions?|concepts?|phrases?|words?|wording|expressions?|sentences?|"
+    r"statements?|claims?|modules?|components?|captions?|headings?)\s*[:,]?\s*$",
+    re.I,
+)
+_CORRECTION = re.compile(
+    r"[\"\u201c\u201d\u2018\u2019]\s*(?:should\s+(?:be|read)|->|\u2192|=>|instead\s+of|rather\s+than)\s*$", re.I
+)
+_CORRECTED = re.compile(r"\s*(?:should\s+(?:be|read)|->|\u2192|=>)\s*[\"\u201c\u2018]", re.I)
+
+
 def _quoted_is_title(text: str, start: int, end: int, title: str, config: MentionConfig) -> bool:
     """A quoted span is a paper title when it is title-shaped or sits among citation cues."""
     if _names_review_part(title):
+        return False
+    before = text[max(0, start - 40) : start]
+    if _TERM_BEFORE.search(before) or _CORRECTION.search(before) or _CORRECTED.match(text, end):
         return False
     words = title.split()
     if not (config.min_title_words <= len(words) <= config.max_title_words) or title.endswith(("...", "\u2026")):
