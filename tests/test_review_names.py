@@ -102,6 +102,29 @@ def test_what_the_sentence_says_before_a_name_decides_it(text, expected):
     assert _names(text) == expected
 
 
+@pytest.mark.parametrize(
+    "text,expected",
+    [
+        (
+            "It would be great to compare their methods with open-sourced methods (DAMO-text2video, VideoCrafters).",
+            [("DAMO-text2video", RECOMMENDED), ("VideoCrafters", RECOMMENDED)],
+        ),
+        ("Equivariant architectures, e.g., Equiformer have existed for several years.", [("Equiformer", RECOMMENDED)]),
+        ("Could you confirm if it is superior to GroupDRO on CelebA?", [("GroupDRO", RECOMMENDED)]),
+        ("When you compared the rate with baselines, e.g., stocBiO, how did you justify it?", [("stocBiO", DISCUSSED)]),
+        ("The method might be unsuitable for tasks such as GSM8K.", [("GSM8K", DISCUSSED)]),
+        ("It is worth noting that the method beats prior methods such as CLIP-Adapter.", [("CLIP-Adapter", DISCUSSED)]),
+    ],
+)
+def test_round_two_leads_and_cues(text, expected):
+    assert _names(text) == expected
+
+
+def test_names_in_the_strengths_are_asides():
+    text = "It is worth commending that it is not merely an application of methods such as CLIP-Adapter."
+    assert _names(text, ((0, "strengths"),)) == [("CLIP-Adapter", DISCUSSED)]
+
+
 def test_names_in_the_summary_need_a_strong_request():
     text = "The evaluation would be stronger with baselines such as MaskGIT."
     assert _names(text, ((0, "summary"),)) == [("MaskGIT", DISCUSSED)]

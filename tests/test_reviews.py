@@ -112,6 +112,8 @@ def test_quoted_claims_are_not_titles():
         "The definition of the new problem \u201cCloud Object Detector Adaptation\u201d should be stated precisely.\n",
         'Typos: "HE scheme" should be "the HE scheme" in Section 2, and the related work should be cited.\n',
         'The term "Sparse Gated Routing Networks" should be defined before it is used.\n',
+        'The range "1, ..., N" is missing parentheses and should be corrected to "i, j \u2208 {1, . . . , N}".\n',
+        "The paper is evaluated in terms of PSNR (Peak Signal-to-Noise Ratio), which should be extended.\n",
     ],
 )
 def test_quoted_terms_and_corrections_are_not_titles(review):

@@ -33,7 +33,8 @@ _STRONG_BUT_RELATED = re.compile(
     r"(?:no|without)\s+(?:discussion|comparison|mention|citation|reference)s?|"
     r"should\s+(?:also\s+)?(?:cite|be\s+cited|discuss|compare|mention|refer|include|acknowledge|consider|add|review|be\s+compared|be\s+discussed|be\s+mentioned)|"
     r"(?:consider|recommend|suggest|encourage)\w*\s+(?:\w+\s+){0,3}(?:citing|cite|discuss|compar|adding|including|mention|referenc|looking|reading|the\s+following)|"
-    r"(?:has|have)\s+(?:already\s+)?been\s+(?:proposed|studied|explored|investigated|shown|done|considered|introduced|addressed|established)|"
+    r"(?:has|have)\s+(?:(?:already|also|long|extensively|widely)\s+)*been\s+(?:\w+\s+)?(?:proposed|studied|explored|investigated|shown|done|considered|introduced|addressed|established|demonstrated|developed)|"
+    r"(?:has|have)\s+(?:already\s+)?existed|(?:do|does)\s+(?:already\s+)?exist\b|"
     r"see\s+(?:also|e\.g\.|for\s+example|for\s+instance)|closely\s+related|highly\s+relevant|similar\s+(?:to|idea|approach|work)|"
     r"not\s+(?:new|novel|the\s+first)|novelty|references?\s*:)",
     re.I,
@@ -54,7 +55,8 @@ _RESULT_OVER = re.compile(
 _OWN_WORKS = re.compile(
     r"\b(?:(?:your|their|its)\s+(?:\w+\s+)?|the\s+(?:considered|used|chosen|selected|evaluated|tested)\s+)"
     r"(?:baselines?|models?|methods?|datasets?|benchmarks?|LLMs|backbones?)\b"
-    r"(?:\s+\w+){0,2}[\s,:(]*(?:such\s+as|like|e\.g\.,?|i\.e\.,?|including|includes?|namely)?[\s,:(]*$",
+    r"(?:\s+(?:only|also|are|were|used|chosen))*[\s,:(]*(?:such\s+as|like|e\.g\.,?|i\.e\.,?|including|includes?|"
+    r"namely)?[\s,:(]*$",
     re.I,
 )
 _WEAK_REQUEST = re.compile(
@@ -80,8 +82,9 @@ _ASKS = re.compile(
 # not one ("(e.g. GAIL) could help alleviate this issue"): a suggestion ("it would be better", "I would include"),
 # a question to the authors ("could you", "how does it compare") or "did not compare" is.
 _ASKING = re.compile(
-    r"\b(?:should|must|please|worth|recommend\w*|suggest\w*|encourage\w*|consider\w*|need(?:s|ed)?\s+to|"
-    r"may\s+want|(?:would|could|might)\s+(?:\w+\s+){0,2}?(?:be|have|like|strengthen|improve|benefit|make|include|"
+    r"\b(?:should|must|please|worth\s+(?:\w+\s+)?(?:compar|discuss|cit|mention|includ|consider|add|explor|investigat|"
+    r"check|look|try|test|evaluat)\w*|recommend\w*|suggest\w*|encourage\w*|consider\w*|need(?:s|ed)?\s+to|"
+    r"may\s+want|(?:would|could)\s+(?:\w+\s+){0,2}?(?:be|have|like|strengthen|improve|benefit|make|include|"
     r"add|compare|see)\b|(?:could|would|can)\s+(?:you|the\s+authors?)|(?:is|be|been)\s+(?:much\s+)?better\s+to|"
     r"how\s+(?:does|do|did|would|about|is|are)|how's|what\s+about|why\s+not|(?:did|have|has)\s+the\s+authors?|"
     r"(?:does|do|did)\s+not\s+(?:\w+\s+)?(?:compare|discuss|cite|mention|include|consider))\b",
@@ -99,6 +102,14 @@ _USED_BY_SUBMISSION = re.compile(
 # Mentions of a whole title in running text (`spotting.DATABASE_TITLE`: a database title found in it).
 _TITLED_IN_PROSE = ("quoted_title", "prose_title", "database_title")
 _SUMMARY_SECTIONS = frozenset({"summary", "summary_of_the_paper", "paper_summary", "summary of the paper"})
+# A review's praise: a work named by name there is an aside ("not merely an application of methods such as X").
+_PRAISE_SECTIONS = frozenset({"strengths", "strength", "pros"})
+# What the submission did with what follows ("When you compared ... with baselines, e.g., X").
+_SUBMISSION_DID = re.compile(
+    r"\b(?:you|they|the\s+authors?|the\s+paper)\s+(?:have\s+|had\s+)?(?:compared|used|evaluated|tested|considered|"
+    r"adopted|employed|chose|included)\b",
+    re.I,
+)
 
 
 @dataclass(frozen=True)
@@ -131,7 +142,7 @@ NO_BIBLIOGRAPHY = Bibliography()  # the submission's own bibliography unknown: n
 def _last_is_use(before: str) -> bool:
     """Is the last cue before a name one that the submission uses or compares with what follows ("Although the
     paper compares with methods like RoPE, ...": yes; "The authors use X but should compare with Y": not for Y)?"""
-    uses = [m.end() for m in _USED_BY_SUBMISSION.finditer(before)]
+    uses = [m.end() for pattern in (_USED_BY_SUBMISSION, _SUBMISSION_DID) for m in pattern.finditer(before)]
     if not uses:
         return False
     asks = [m.end() for pattern in (_STRONG_REQUEST, _ASKING) for m in pattern.finditer(before)]
@@ -152,14 +163,15 @@ def classify_mention(
         before = own[: max(own.find(mention.text), 0)]
         if _last_is_use(before) or (used and not _STRONG_REQUEST.search(own)):
             return replace(mention, kind=DISCUSSED, reason="used_by_submission")
-        asking = not in_summary and _ASKING.search(own)
+        aside = in_summary or (mention.section or "").lower() in _PRAISE_SECTIONS
+        asking = not aside and _ASKING.search(own)
         if _OWN_WORKS.search(before) or (_RESULT_OVER.search(before) and not asking and not _NAME_STRONG.search(own)):
             return replace(mention, kind=DISCUSSED, reason="used_by_submission")
-        if _NAME_STRONG.search(own) or _RELATED_WORKS_BEFORE.search(before):
+        if _NAME_STRONG.search(own) or (not aside and _RELATED_WORKS_BEFORE.search(before)):
             return replace(mention, kind=RECOMMENDED, reason="request_cue")
         if asking:
             return replace(mention, kind=RECOMMENDED, reason="request_cue")
-        return replace(mention, kind=DISCUSSED, reason="in_summary" if in_summary else "no_request_cue")
+        return replace(mention, kind=DISCUSSED, reason="in_summary" if aside else "no_request_cue")
     if mention.source == "reference_entry":
         if used and not _STRONG_REQUEST.search(own):
             return replace(mention, kind=DISCUSSED, reason="used_by_submission")

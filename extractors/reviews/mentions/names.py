@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from extractors.reviews.mentions.shapes import ReviewText, is_venue, overlaps
+from extractors.reviews.mentions.shapes import GENERIC_ACRONYMS, ReviewText, is_venue, overlaps
 from extractors.reviews.records import PaperMention
 
 NAME_SOURCE = "name"
@@ -30,14 +30,16 @@ NAME_SOURCE = "name"
 _LEAD = re.compile(
     r"(?<!\bI\s)(?<!\bwe\s)(?<!\byou\s)(?<!\bthey\s)(?<!\bwould\s)\b(?:such\s+as|like|e\.\s?g\.|i\.\s?e\.|including|includes?|especially|particularly|namely|"
     r"(?:compar(?:e|es|ed|ing)|contrast(?:s|ed|ing)?|benchmark(?:s|ed|ing)?)"
-    r"(?:\s+(?:it|itself|them|themselves|this|these|against|the\s+(?:\w+\s+)?(?:method|model|approach|results?|"
-    r"performance|framework|algorithm)s?))?\s+(?:with|to|against|versus|vs\.?)|"
+    r"(?:\s+(?:it|itself|them|themselves|this|these|against|(?:the|their|our|your|its)\s+(?:\w+\s+)?(?:method|model|"
+    r"approach|results?|performance|framework|algorithm|work|system)s?))?\s+(?:with|to|against|versus|vs\.?)|"
+    r"(?:methods|models|approaches|baselines|works|algorithms|architectures|systems)\s*\(|"
+    r"superior\s+to|better\s+than|outperforms?|differences?\s+(?:between|from|to|with)|"
     r"comparisons?\s+(?:\w+\s+){0,2}?(?:with|to|against|versus|vs\.?)|(?:discussions?|discuss(?:es|ed|ing)?)\s+"
     r"(?:(?:with|of|about|on)\s+)?|relat(?:e|es|ed|ion)\s+to|similar\s+to|"
     r"(?:previous|prior|existing|related|recent|concurrent|earlier)\s+(?:works?|methods?|approaches|papers?)|"
     r"baselines?\s*(?::|would\s+be|(?:is|are)\s+(?:missing|needed))|(?:add|adding|include|including|consider|"
     r"considering|cite|citing|mention(?:ing)?)(?:\s+(?:also|the|a))?)"
-    r"(?:\s*,)?\s+(?:the\s+|a\s+|an\s+)?",
+    r"(?:\s*,)?(?:\s+|(?<=\())(?:the\s+|a\s+|an\s+)?",
     re.I,
 )
 # A token shaped as a coined name, and the words a name may run over (a version: "Qwen 2.5 3B", "H2RBox v2").
@@ -69,12 +71,7 @@ _CLASS_AFTER = re.compile(
 )
 
 
-# Acronyms of the field that never name one work (a kind of model, a practice, a metric), and the kinds of thing
-# that a list of names can be besides works ("metrics such as RMSE", "serving engines such as vLLM").
-_GENERIC = frozenset(
-    "SOTA SFT LLM VLM MLLM LM PLM CNN RNN GNN MLP GAN VAE DNN LSTM RL NLP CV AI ML GPU CPU TPU API OOD IID KL MSE "
-    "RMSE AUC ROC ECE FID FVD PSNR SSIM LPIPS BLEU ROUGE FLOPs FLOPS QA RAG".split()
-)
+# The kinds of thing that a list of names can be besides works ("metrics such as RMSE", "engines such as vLLM").
 _NOT_WORKS_BEFORE = re.compile(
     r"\b(?:metrics?|measures?|scores?|statistics|losses|hyperparameters?|parameters?|settings?|libraries|library|"
     r"engines?|tools?|languages?|hardware|GPUs|formats?|attacks?)\s*(?:\(|,)?\s*$",
@@ -84,7 +81,7 @@ _NOT_WORKS_BEFORE = re.compile(
 
 def _coined(token: str) -> bool:
     """Is one token shaped as a coined name rather than an English word?"""
-    if re.fullmatch(r"[A-Z]{2,}s", token) or len(token) < 2 or token in _GENERIC:  # a class ("LLMs"); "M"
+    if re.fullmatch(r"[A-Z]{2,}s", token) or len(token) < 2 or token in GENERIC_ACRONYMS:  # a class ("LLMs"); "M"
         return False
     if _CLASS_AFTER.fullmatch("-" + token.rsplit("-", 1)[-1]) and "-" in token:  # "CLIP-inspired"
         return False

@@ -13,6 +13,7 @@ from extractors.reviews.mentions.config import MentionConfig
 from extractors.reviews.mentions.identifiers import find_identifiers, with_identifiers
 from extractors.reviews.mentions.references import title_from_reference
 from extractors.reviews.mentions.shapes import (
+    GENERIC_ACRONYMS,
     NAME,
     NAMED_WORK,
     STOP,
@@ -127,6 +128,8 @@ def _expands(match: re.Match) -> bool:
     single one baseline ...)")? It does when it is in Title Case, or when it starts with a content word and most
     of the acronym's capitals are initials of its words (Schwartz and Hearst's test for abbreviations, in any
     order, since reviewers swap them)."""
+    if match.group(0).split("(", 1)[0].strip() in GENERIC_ACRONYMS:
+        return False  # "PSNR (Peak Signal-to-Noise Ratio)": a metric, not a work
     expansion = match.group(1)
     words = expansion.split()
     share = capitalised_share(words)

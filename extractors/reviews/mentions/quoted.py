@@ -46,7 +46,9 @@ _TERM_BEFORE = re.compile(
     re.I,
 )
 _CORRECTION = re.compile(
-    r"[\"\u201c\u201d\u2018\u2019]\s*(?:should\s+(?:be|read)|->|\u2192|=>|instead\s+of|rather\s+than)\s*$", re.I
+    r"(?:[\"\u201c\u201d\u2018\u2019]\s*(?:should\s+(?:be|read)|->|\u2192|=>|instead\s+of|rather\s+than)|"
+    r"should\s+(?:be\s+)?(?:corrected|changed|replaced|rewritten|renamed)\s+(?:to|with|by|as|into))\s*$",
+    re.I,
 )
 _CORRECTED = re.compile(r"\s*(?:should\s+(?:be|read)|->|\u2192|=>)\s*[\"\u201c\u2018]", re.I)
 
@@ -56,6 +58,9 @@ def _quoted_is_title(text: str, start: int, end: int, title: str, config: Mentio
     if _names_review_part(title):
         return False
     before = text[max(0, start - 40) : start]
+    letters = sum(c.isalpha() for c in title)
+    if letters < 0.6 * len(title.replace(" ", "")):
+        return False  # a formula ("i, j \u2208 {1, . . . , N}"), not a title
     if _TERM_BEFORE.search(before) or _CORRECTION.search(before) or _CORRECTED.match(text, end):
         return False
     words = title.split()

@@ -44,6 +44,13 @@ MARKER_IN_TEXT = re.compile(
     r"\[\s*((?:[A-Za-z]{0,3}\d{1,3}[*\u2020']{0,2}|[a-z])(?:\s*[,;\-\u2013]\s*(?:[A-Za-z]{0,3}\d{1,3}[*']{0,2}|[a-z]))*)\s*\]"
 )
 
+# Acronyms of the field that never name one work (a kind of model, a practice, a metric): no name mention, no title
+# from their expansion ("PSNR (Peak Signal-to-Noise Ratio)").
+GENERIC_ACRONYMS = frozenset(
+    "SOTA SFT LLM VLM MLLM LM PLM CNN RNN GNN MLP GAN VAE DNN LSTM RL NLP CV AI ML GPU CPU TPU API OOD IID KL MSE "
+    "RMSE AUC ROC ECE FID FVD PSNR SSIM LPIPS BLEU ROUGE FLOPs FLOPS QA RAG".split()
+)
+
 # A method named with its venue: "MEST (NeurIPS 2021)", "GaP (ICLR 2022, Effective Model Sparsification by ...)".
 NAMED_WORK = re.compile(
     r"\b[A-Z][A-Za-z0-9\-]{1,24}\s*\(\s*(?:NeurIPS|NIPS|ICML|ICLR|CVPR|ICCV|ECCV|AAAI|IJCAI|ACL|EMNLP|NAACL|KDD|SIGIR|"
