@@ -5,7 +5,7 @@ pipeline run's output.
     python bench/eval_citationr.py --split unread --json # figures of the unread part, with counts and intervals
     python bench/eval_citationr.py --split dev2 --show-errors  # figures of one part, with the errors of dev/dev2
     python bench/eval_citationr.py --source neurips_labels --split read  # the labelled NeurIPS reviews, read sample
-    python bench/eval_citationr.py --source neurips_test2              # the second held-out sample, on its own
+    python bench/eval_citationr.py --source neurips_test3              # the third held-out sample, on its own
     python bench/eval_citationr.py --dataset out/citationr-neurips   # shares and resolution of a run
 """
 
@@ -29,8 +29,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from extractors.reviews.labels import (  # noqa: E402
     BIAS,
     FOUND_AT,
+    NEURIPS_HELD_OUT,
     NEURIPS_LABEL_FILES,
-    NEURIPS_TEST2_LABELS,
     READABLE,
     REVIEW_LABELS,
     SOURCES,
@@ -186,11 +186,17 @@ def _table(result: dict[str, dict], split: str) -> str:
         ("neurips_labels", "title_precision", "NeurIPS labelled: title precision"),
         ("neurips_labels", "title_recall", "NeurIPS labelled: title recall (works written as a title)"),
         ("neurips_labels", "work_recall", "NeurIPS labelled: work recall (every form: title, name, link, ...)"),
-        ("neurips_test2", "precision", "NeurIPS labelled, test2: review precision"),
-        ("neurips_test2", "recall", "NeurIPS labelled, test2: review recall"),
-        ("neurips_test2", "title_precision", "NeurIPS labelled, test2: title precision"),
-        ("neurips_test2", "title_recall", "NeurIPS labelled, test2: title recall (works written as a title)"),
-        ("neurips_test2", "work_recall", "NeurIPS labelled, test2: work recall (every form)"),
+        *(
+            (name, key, f"NeurIPS labelled, {name.split('_')[1]}: {label}")
+            for name in NEURIPS_HELD_OUT
+            for key, label in (
+                ("precision", "review precision"),
+                ("recall", "review recall"),
+                ("title_precision", "title precision"),
+                ("title_recall", "title recall (works written as a title)"),
+                ("work_recall", "work recall (every form)"),
+            )
+        ),
     )
     lines = ["| measure | " + " | ".join(columns) + " |", "|---|" + "---|" * len(columns)]
     for source, key, label in measures:
@@ -266,8 +272,12 @@ def main(argv: list[str] | None = None) -> None:
         **({"extract": extract} if extract else {}),
     )
     agreement = (
-        {path.stem: label_agreement(path) for path in (*NEURIPS_LABEL_FILES, NEURIPS_TEST2_LABELS) if path.is_file()}
-        if "neurips_labels" in result or "neurips_test2" in result
+        {
+            path.stem: label_agreement(path)
+            for path in (*NEURIPS_LABEL_FILES, *NEURIPS_HELD_OUT.values())
+            if path.is_file()
+        }
+        if {"neurips_labels", *NEURIPS_HELD_OUT} & set(result)
         else None
     )
     if args.json:

@@ -381,9 +381,18 @@ def disapere_level(shared: Path, show_errors: bool = False, extract: Extract = d
     return result
 
 
-SOURCES = ("bias_reviews", "bias_titles", "bias_resolution", "disapere", "neurips_labels", "neurips_test2")
-"""Every label source `evaluate` measures: `neurips_labels` is the read and the first test sample of the labelled
-NeurIPS reviews, `neurips_test2` the second test sample, reported on its own (`NEURIPS_TEST2_LABELS`)."""
+SOURCES = (
+    "bias_reviews",
+    "bias_titles",
+    "bias_resolution",
+    "disapere",
+    "neurips_labels",
+    "neurips_test2",
+    "neurips_test3",
+)
+"""Every label source `evaluate` measures: `neurips_labels` is the read samples and the first test sample of the
+labelled NeurIPS reviews; `neurips_test2` and `neurips_test3`, the later test samples, are each reported on their
+own (`NEURIPS_HELD_OUT`), since each was held out for a later round of rules."""
 
 
 def evaluate(
@@ -406,8 +415,9 @@ def evaluate(
         result["disapere"] = disapere_level(shared, show_errors, extract)
     if "neurips_labels" in wanted and any(path.is_file() for path in NEURIPS_LABEL_FILES):
         result["neurips_labels"] = labelled_level(shared, extract, show_errors=show_errors)
-    if "neurips_test2" in wanted and NEURIPS_TEST2_LABELS.is_file():
-        result["neurips_test2"] = labelled_level(shared, extract, [NEURIPS_TEST2_LABELS])
+    for name, path in NEURIPS_HELD_OUT.items():
+        if name in wanted and path.is_file():
+            result[name] = labelled_level(shared, extract, [path])
     return result
 
 
@@ -432,6 +442,7 @@ NEURIPS_TEST3_LABELS = NEURIPS_LABELS.with_name("neurips-2023-2025-test3.csv")
 """90 more official reviews of the `test` part, none of the first two test samples': held out for the rules written
 on `NEURIPS_READ2_LABELS`."""
 NEURIPS_LABEL_FILES = (NEURIPS_READ_LABELS, NEURIPS_READ2_LABELS, NEURIPS_LABELS)
+NEURIPS_HELD_OUT = {"neurips_test2": NEURIPS_TEST2_LABELS, "neurips_test3": NEURIPS_TEST3_LABELS}
 WORK_FORMS = ("title", "name", "author_year", "link", "marker")
 
 
