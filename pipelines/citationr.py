@@ -522,6 +522,9 @@ class _HeadsAmongFn(beam.DoFn):
 
 
 class _ApplyNamesFn(TallyingFn):
+    """Each mention, a recommended name resolved to the paper chosen for its first key that has one (`named`, a
+    side input), and every looked-up name's outcome counted."""
+
     def process(self, record: MentionRecord, named: dict[str, str | None]) -> Iterator:
         keys = name_keys_of(record)
         if _looked_up(record) and not keys:

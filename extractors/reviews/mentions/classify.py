@@ -33,7 +33,8 @@ _STRONG_BUT_RELATED = re.compile(
     r"(?:no|without)\s+(?:discussion|comparison|mention|citation|reference)s?|"
     r"should\s+(?:also\s+)?(?:cite|be\s+cited|discuss|compare|mention|refer|include|acknowledge|consider|add|review|be\s+compared|be\s+discussed|be\s+mentioned)|"
     r"(?:consider|recommend|suggest|encourage)\w*\s+(?:\w+\s+){0,3}(?:citing|cite|discuss|compar|adding|including|mention|referenc|looking|reading|the\s+following)|"
-    r"(?:has|have)\s+(?:(?:already|also|long|extensively|widely)\s+)*been\s+(?:\w+\s+)?(?:proposed|studied|explored|investigated|shown|done|considered|introduced|addressed|established|demonstrated|developed)|"
+    r"(?:has|have)\s+(?:(?:already|also|long|extensively|widely)\s+)*been\s+(?:\w+\s+)?(?:proposed|studied|explored|"
+    r"investigated|shown|done|considered|introduced|addressed|established|demonstrated|developed)|"
     r"(?:has|have)\s+(?:already\s+)?existed|(?:do|does)\s+(?:already\s+)?exist\b|"
     r"see\s+(?:also|e\.g\.|for\s+example|for\s+instance)|closely\s+related|highly\s+relevant|similar\s+(?:to|idea|approach|work)|"
     r"not\s+(?:new|novel|the\s+first)|novelty|references?\s*:)",

@@ -28,7 +28,8 @@ NAME_SOURCE = "name"
 
 # What introduces works: an example cue, a comparison, a discussion, or "the previous work".
 _LEAD = re.compile(
-    r"(?<!\bI\s)(?<!\bwe\s)(?<!\byou\s)(?<!\bthey\s)(?<!\bwould\s)\b(?:such\s+as|like|e\.\s?g\.|i\.\s?e\.|including|includes?|especially|particularly|namely|"
+    r"(?<!\bI\s)(?<!\bwe\s)(?<!\byou\s)(?<!\bthey\s)(?<!\bwould\s)"  # "like" as a verb is no lead
+    r"\b(?:such\s+as|like|e\.\s?g\.|i\.\s?e\.|including|includes?|especially|particularly|namely|"
     r"(?:compar(?:e|es|ed|ing)|contrast(?:s|ed|ing)?|benchmark(?:s|ed|ing)?)"
     r"(?:\s+(?:it|itself|them|themselves|this|these|against|(?:the|their|our|your|its)\s+(?:\w+\s+)?(?:method|model|"
     r"approach|results?|performance|framework|algorithm|work|system)s?))?\s+(?:with|to|against|versus|vs\.?)|"
