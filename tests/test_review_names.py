@@ -7,7 +7,8 @@ import apache_beam as beam
 import pytest
 
 from extractors.reviews.mentions import extract_review_mentions
-from extractors.reviews.records import DISCUSSED, RECOMMENDED
+from extractors.reviews.mentions.classify import Bibliography
+from extractors.reviews.records import ALREADY_CITED, DISCUSSED, RECOMMENDED
 from mapping.names import choose_named, mention_name_keys, name_key, title_name, title_name_key
 from pipelines.citationr import build_pipeline
 from pipelines.outputs import read_stats
@@ -131,6 +132,16 @@ def test_names_in_the_summary_need_a_strong_request():
     assert _names(text, ((0, "weaknesses"),)) == [("MaskGIT", RECOMMENDED)]
     missing = "A comparison with MaskGIT is missing."
     assert _names(missing, ((0, "summary"),)) == [("MaskGIT", RECOMMENDED)]
+
+
+def test_a_name_the_submission_cites_by_its_title_head_is_already_cited():
+    bibliography = Bibliography(
+        titles=("GroupViT: Semantic Segmentation Emerges from Text Supervision", "Attention Is All You Need"),
+        source="own_paper",
+    )
+    text = "The authors should compare with GroupViT and MaskCLIP."
+    kinds = {m.text: m.kind for m in extract_review_mentions(text, bibliography=bibliography) if m.source == "name"}
+    assert kinds == {"GroupViT": ALREADY_CITED, "MaskCLIP": RECOMMENDED}
 
 
 def test_name_keys_and_title_heads():

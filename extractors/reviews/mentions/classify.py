@@ -18,6 +18,7 @@ from dataclasses import dataclass, field, replace
 from extractors.reviews.mentions.config import DEFAULT_CONFIG, MentionConfig
 from extractors.reviews.records import ALREADY_CITED, DISCUSSED, RECOMMENDED, PaperMention
 from mapping.matcher import lcs_similarity
+from mapping.names import mention_name_keys, title_name_key
 from mapping.titles import normalize_title
 
 # Request cues: the reviewer asks for the paper to be cited, discussed or compared with.
@@ -131,6 +132,9 @@ class Bibliography:
             return True
         if mention.doi and mention.doi in self.dois:
             return True
+        if mention.source == "name":  # "GroupViT" is cited when a reference's title is "GroupViT: ..."
+            keys = set(mention_name_keys(mention.text))
+            return bool(keys) and any(title_name_key(t) in keys for t in self.titles)
         title = normalize_title(mention.title)
         if len(title) < 8:
             return False
