@@ -1,6 +1,6 @@
 """Draw the labelled NeurIPS reviews' samples again, and write them out for annotators.
 
-Two samples of the official reviews of `../shared/data/reviews/neurips-openreview-2023-2025`, in file order, then
+Five samples of the official reviews of `../shared/data/reviews/neurips-openreview-2023-2025`, in file order, then
 `random.Random(seed).sample(reviews, size)`:
 - `test` (`neurips-2023-2025-test.csv`): submissions of the `test` part (`extractors.reviews.labels.part`: SHA-1 of
   the submission id = 3 mod 4, never read while writing the rules); 90 reviews, annotator A labels 0-49, B 40-89;
@@ -47,6 +47,8 @@ SOURCE = Path("reviews") / "neurips-openreview-2023-2025"
 
 @dataclass(frozen=True)
 class Sample:
+    """One sample: the parts it draws from, its seed and size, each annotator's index range and its label file."""
+
     parts: tuple[str, ...]
     seed: int
     size: int

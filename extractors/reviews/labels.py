@@ -19,10 +19,12 @@ Hand labels, three sources (all under `../shared/data/reviews`):
   names before any DISAPERE text was read. It is a proxy, wider than "recommends a paper": "more baselines
   should be compared" is a request about comparison that names no paper, which a miner of paper mentions
   cannot find, so its recall is a lower bound of the rules' own.
-- `neurips_labels` (this project's, `bench/labels/`): 90 official NeurIPS 2023-2025 reviews of the `test` part, each
-  labelled by an annotator (an AI agent that saw only the guideline and the review): does it suggest specific
-  literature, and which works, copied verbatim, with their form (title, name, author-year, link, marker).
-  Review-level precision and recall, title recall over the works written as titles, work recall over all.
+- `neurips_labels` (this project's, `bench/labels/`): official NeurIPS 2023-2025 reviews in seeded samples, 240 of
+  the read parts (`read`, `read2`) and 90 of the `test` part, each labelled by an annotator (an AI agent that saw
+  only the guideline and the review): does it suggest specific literature, and which works, copied verbatim, with
+  their form (title, name, author-year, link, marker). Review-level precision and recall, title recall over the
+  works written as titles, work recall over all. `neurips_test2` and `neurips_test3`: two more samples of 90 of the
+  `test` part, each held out for a later round of rules and reported on its own.
 
 Parts, by the SHA-1 of the submission (forum) id, the same for every source: `dev` (even), `dev2` (1 mod 4),
 `test` (3 mod 4). The rules' first round was written reading `dev` of the review-citation-bias files, the
@@ -142,6 +144,11 @@ def read_reviews(path: Path) -> dict[str, Review]:
 def _show_review_error(review: Review, gold: int, extract: Extract) -> None:
     label = "false negative" if gold else "false positive"
     print(f"=== review {review.review_id}: {label}")
+    _print_mentions(review, extract)
+
+
+def _print_mentions(review: Review, extract: Extract) -> None:
+    """Every mention of a review as the rules decide it, with its context (the errors `show_errors` prints)."""
     for m in extract(review):
         print(f"    {m.kind:13} {m.reason:24} {m.source:15} {m.title or m.authors or m.text!r}")
         print(f"        context: {m.context[:300]!r}")
@@ -526,7 +533,8 @@ def labelled_level(
     paths: Sequence[Path] = NEURIPS_LABEL_FILES,
     show_errors: bool = False,
 ) -> dict[str, dict]:
-    """The project's labelled NeurIPS reviews (`NEURIPS_LABEL_FILES`: the read sample and the test one), per group:
+    """The project's labelled NeurIPS reviews (`NEURIPS_LABEL_FILES`: the read samples and the first test one, or
+    `paths`), per group:
     review-level precision and recall (`suggests` against "has a recommended mention"); title recall over the works
     labelled `title` and title precision of the recommended mentions' titles against every labelled work of the
     review (`match_titles`); work recall over every labelled work, whatever its form (`work_found`).
@@ -577,9 +585,7 @@ def _show_labelled_errors(
     if bool(mentions) != label.suggests:
         verdict = "false negative" if label.suggests else "false positive"
     print(f"=== {label.review_id} (#{label.index}): {verdict}; missed {missed}")
-    for m in extract(review):
-        print(f"    {m.kind:13} {m.reason:24} {m.source:15} {m.title or m.authors or m.text!r}")
-        print(f"        context: {m.context[:300]!r}")
+    _print_mentions(review, extract)
 
 
 def label_agreement(path: Path = NEURIPS_LABELS) -> dict[str, object]:
