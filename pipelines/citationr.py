@@ -507,18 +507,11 @@ def name_keys_of(record: MentionRecord) -> list[str]:
     return mention_name_keys(record.mention.text) if _looked_up(record) else []
 
 
-class _HeadsAmongFn(beam.DoFn):
-    """(name key, (paper id, year)) for each database paper whose title's head is one of the wanted keys."""
-
-    def __init__(self) -> None:
-        self._wanted: tuple[int, frozenset[str]] = (0, frozenset())
-
-    def process(self, paper, wanted: list[str]) -> Iterator:
-        if self._wanted[0] != id(wanted):
-            self._wanted = (id(wanted), frozenset(wanted))
-        key = title_name_key(paper.title)
-        if key is not None and key in self._wanted[1]:
-            yield key, (paper.paper_id, paper.year)
+def _heads_among(paper, wanted: dict[str, None]) -> Iterator:
+    """(name key, (paper id, year)) for a database paper whose title's head is one of the `wanted` keys."""
+    key = title_name_key(paper.title)
+    if key is not None and key in wanted:
+        yield key, (paper.paper_id, paper.year)
 
 
 class _ApplyNamesFn(TallyingFn):
@@ -526,15 +519,13 @@ class _ApplyNamesFn(TallyingFn):
     side input), and every looked-up name's outcome counted."""
 
     def process(self, record: MentionRecord, named: dict[str, str | None]) -> Iterator:
-        keys = name_keys_of(record)
-        if _looked_up(record) and not keys:
+        if _looked_up(record):
             tally = self.tallies(NAMESPACE)
-            tally("unresolved:name_too_short")  # "SD": no key can tell its paper
-            yield from tally.emit()
-        elif keys:
-            tally = self.tallies(NAMESPACE)
+            keys = mention_name_keys(record.mention.text)
             paper_id = next((named[k] for k in keys if named.get(k)), None)
-            if paper_id is not None:
+            if not keys:
+                tally("unresolved:name_too_short")  # "SD": no key can tell its paper
+            elif paper_id is not None:
                 tally("resolved_by:name")
                 record = replace(record, paper_id=paper_id, resolved_by="name", resolution_score=None)
             elif any(k in named for k in keys):  # several papers of one age bear the name
@@ -552,10 +543,15 @@ class ResolveNames(beam.PTransform):
     chosen paper per key reaches the mentions as another; no worker holds the database."""
 
     def expand(self, inputs):
-        keys = inputs["mentions"] | "NameKeys" >> beam.FlatMap(name_keys_of) | "DistinctNameKeys" >> beam.Distinct()
+        keys = (
+            inputs["mentions"]
+            | "NameKeys" >> beam.FlatMap(name_keys_of)
+            | "DistinctNameKeys" >> beam.Distinct()
+            | "AsKeys" >> beam.Map(lambda key: (key, None))
+        )
         named = (
             inputs["papers"]
-            | "TitleHeads" >> beam.ParDo(_HeadsAmongFn(), wanted=beam.pvalue.AsList(keys))
+            | "TitleHeads" >> beam.FlatMap(_heads_among, wanted=beam.pvalue.AsDict(keys))
             | "PapersByName" >> beam.GroupByKey()
             | "ChooseNamed" >> beam.MapTuple(lambda key, papers: (key, choose_named(papers)))
         )

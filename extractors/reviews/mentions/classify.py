@@ -16,6 +16,7 @@ import re
 from dataclasses import dataclass, field, replace
 
 from extractors.reviews.mentions.config import DEFAULT_CONFIG, MentionConfig
+from extractors.reviews.mentions.names import NAME_SOURCE
 from extractors.reviews.records import ALREADY_CITED, DISCUSSED, RECOMMENDED, PaperMention
 from mapping.matcher import lcs_similarity
 from mapping.names import mention_name_keys, title_name_key
@@ -132,7 +133,7 @@ class Bibliography:
             return True
         if mention.doi and mention.doi in self.dois:
             return True
-        if mention.source == "name":  # "GroupViT" is cited when a reference's title is "GroupViT: ..."
+        if mention.source == NAME_SOURCE:  # "GroupViT" is cited when a reference's title is "GroupViT: ..."
             keys = set(mention_name_keys(mention.text))
             return bool(keys) and any(title_name_key(t) in keys for t in self.titles)
         title = normalize_title(mention.title)
@@ -164,7 +165,7 @@ def classify_mention(
     used = _USED_BY_SUBMISSION.search(own)
     strong = _STRONG_REQUEST.search(own) or _STRONG_REQUEST.search(intro)
     in_summary = (mention.section or "").lower() in _SUMMARY_SECTIONS
-    if mention.source == "name":
+    if mention.source == NAME_SOURCE:
         before = own[: max(own.find(mention.text), 0)]
         if _last_is_use(before) or (used and not _STRONG_REQUEST.search(own)):
             return replace(mention, kind=DISCUSSED, reason="used_by_submission")
