@@ -448,6 +448,12 @@ NEURIPS_READ2_LABELS = NEURIPS_LABELS.with_name("neurips-2023-2025-read2.csv")
 NEURIPS_TEST3_LABELS = NEURIPS_LABELS.with_name("neurips-2023-2025-test3.csv")
 """90 more official reviews of the `test` part, none of the first two test samples': held out for the rules written
 on `NEURIPS_READ2_LABELS`."""
+NEURIPS_READ3_LABELS = NEURIPS_LABELS.with_name("neurips-2023-2025-read3.csv")
+"""120 more official reviews of the read parts, none of the first two read samples', labelled under the guideline's
+decided cases (datasets/models to evaluate on count, tools to use do not): more to write rules on (round 3)."""
+NEURIPS_TEST4_LABELS = NEURIPS_LABELS.with_name("neurips-2023-2025-test4.csv")
+"""90 more official reviews of the `test` part, none of the first three test samples', labelled under the guideline's
+decided cases: held out for the rules written on `NEURIPS_READ3_LABELS` and the relabelled read2."""
 NEURIPS_LABEL_FILES = (NEURIPS_READ_LABELS, NEURIPS_READ2_LABELS, NEURIPS_LABELS)
 NEURIPS_HELD_OUT = {"neurips_test2": NEURIPS_TEST2_LABELS, "neurips_test3": NEURIPS_TEST3_LABELS}
 WORK_FORMS = ("title", "name", "author_year", "link", "marker")
