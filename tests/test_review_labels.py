@@ -13,9 +13,11 @@ from extractors.reviews.labels import (
     NEURIPS_HELD_OUT,
     NEURIPS_LABELS,
     NEURIPS_READ2_LABELS,
+    NEURIPS_READ3_LABELS,
     NEURIPS_READ_LABELS,
     NEURIPS_TEST2_LABELS,
     NEURIPS_TEST3_LABELS,
+    NEURIPS_TEST4_LABELS,
     WORK_FORMS,
     find_labelled_review,
     gold_review_labels,
@@ -128,6 +130,8 @@ def test_bad_label_files_are_refused(tmp_path, row, message):
         (NEURIPS_TEST2_LABELS, 90, {"test"}),
         (NEURIPS_READ2_LABELS, 120, {"dev", "dev2"}),
         (NEURIPS_TEST3_LABELS, 90, {"test"}),
+        (NEURIPS_READ3_LABELS, 120, {"dev", "dev2"}),
+        (NEURIPS_TEST4_LABELS, 90, {"test"}),
     ],
 )
 def test_project_labels_name_real_reviews_and_words_they_contain(shared, path, size, parts):
@@ -142,7 +146,7 @@ def test_project_labels_name_real_reviews_and_words_they_contain(shared, path, s
             assert form in WORK_FORMS and work in review.text, (label.review_id, form)
 
 
-@pytest.mark.parametrize("name", ["test", "read", "test2", "read2", "test3"])
+@pytest.mark.parametrize("name", ["test", "read", "test2", "read2", "test3", "read3", "test4"])
 def test_project_labels_hold_exactly_the_seeded_sample(shared, name):
     """Each label file is the sample `bench/labels/sample_reviews.py` draws: the test one (seed, test part, 90
     official reviews, A 0-49, B 40-89), the read one (read parts, 120, A 0-64, B 55-119) and test2 (the test part
@@ -174,7 +178,7 @@ def test_rules_on_the_project_labels_stay_above_floor(shared):
     The rules before works named by name fail the recall floors (0.61, 0.46 and 0.54 on the three test samples)."""
     both = labelled_level(shared)
     read, unread = both["read"], both["unread"]
-    assert read["precision"]["value"] >= 0.85 and read["recall"]["value"] >= 0.88  # 0.88, 0.91
+    assert read["precision"]["value"] >= 0.9 and read["recall"]["value"] >= 0.82  # 0.94, 0.86 (read, read2, read3)
     assert unread["precision"]["value"] >= 0.8 and unread["recall"]["value"] >= 0.85  # 0.86, 0.91
     assert unread["title_recall"]["value"] >= 0.9 and unread["title_precision"]["value"] >= 0.7  # 0.94, 0.77
     assert unread["work_recall"]["value"] >= 0.7  # 0.78
@@ -182,5 +186,5 @@ def test_rules_on_the_project_labels_stay_above_floor(shared):
     assert test2["precision"]["value"] >= 0.78 and test2["recall"]["value"] >= 0.65  # 0.83, 0.71
     assert test2["title_recall"]["value"] >= 0.7 and test2["work_recall"]["value"] >= 0.6  # 0.78, 0.68
     test3 = labelled_level(shared, paths=[NEURIPS_HELD_OUT["neurips_test3"]])["unread"]
-    assert test3["precision"]["value"] >= 0.85 and test3["recall"]["value"] >= 0.65  # 0.89, 0.69
+    assert test3["precision"]["value"] >= 0.85 and test3["recall"]["value"] >= 0.65  # 0.89, 0.71
     assert test3["title_recall"]["value"] >= 0.78 and test3["work_recall"]["value"] >= 0.6  # 0.83, 0.66

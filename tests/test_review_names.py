@@ -52,6 +52,9 @@ def test_names_in_a_work_slot_of_a_request_are_recommended(text, expected):
         "I like the Summary of Challenges in Fig. 8, which should stay.",  # "like" as a verb
         "The authors should compare with Sparse Networks From Scratch.",  # a Title Case run: a title's, not a name
         "The method should be compared with CLIP-inspired encoders.",  # "-inspired"
+        "How does it scale to larger models (7B+), and should the authors add 24k contexts?",  # quantities
+        "The authors should try adding Gaussian or Euclidean variants.",  # adjectives of a person's name
+        "Please explain why the motion diversity is low (i.e., MultiModality).",  # "i.e." restates, names no work
     ],
 )
 def test_what_is_no_name_is_not_taken(text):
@@ -218,3 +221,73 @@ def test_the_pipeline_resolves_names_through_title_heads(tmp_path, matcher):
     assert all(stats["checks"].values())
     positives = {p["paper_id"] for p in read_rows(tmp_path / "out" / "positives") if p["resolved"]}
     assert positives == {"100", "200"}
+
+
+@pytest.mark.parametrize(
+    "text,expected",
+    [
+        # other works exist or are in use, said in a weakness: they are suggested
+        (
+            "WEAKNESSES:\nThere are a lot of more complex benchmarks for RL, e.g., MuJoCo and DeepMind.",
+            [("MuJoCo", RECOMMENDED), ("DeepMind", RECOMMENDED)],
+        ),
+        (
+            "WEAKNESSES:\nNumerous evaluation benchmarks are available, such as MT-Bench and AlpacaEval.",
+            [("MT-Bench", RECOMMENDED), ("AlpacaEval", RECOMMENDED)],
+        ),
+        # ... not in the review's summary of the paper
+        (
+            "SUMMARY:\nThere are many methods for this, such as LoRA, and the paper improves on them.",
+            [("LoRA", DISCUSSED)],
+        ),
+        # "missing" about error bars, "could not be" a negated modal: no request about the works named
+        (
+            "WEAKNESSES:\nFor benchmarks (e.g., GEOM-QM9, MP-20), the evaluation is missing standard deviations.",
+            [("GEOM-QM9", DISCUSSED), ("MP-20", DISCUSSED)],
+        ),
+        (
+            "WEAKNESSES:\nIn some cases (e.g., ETFlow), the reported baseline results could not be reproduced.",
+            [("ETFlow", DISCUSSED)],
+        ),
+        # while "missing" about works still asks for them
+        (
+            "WEAKNESSES:\nComparisons with strong baselines, e.g., DreamBooth, are missing.",
+            [("DreamBooth", RECOMMENDED)],
+        ),
+    ],
+)
+def test_existence_cues_and_the_scope_of_missing(text, expected):
+    field, _, body = text.partition(":\n")
+    assert _names(body, ((0, field.lower()),)) == expected
+
+
+@pytest.mark.parametrize(
+    "text,expected",
+    [
+        ("In particular, the paper (Glasgow, 2023) had the goal.", [("Glasgow", 2023)]),
+        (
+            "The results (Azerbayev at al, Wu et al) should be recalled.",
+            [("Azerbayev at al", None), ("Wu et al", None)],
+        ),
+        ("I believe Robinson+2025 is one significant prior work.", [("Robinson", 2025)]),
+        (
+            "The authors should discuss Glasgow (2023) and Smith et al. (2021).",
+            [("Glasgow", 2023), ("Smith et al.", 2021)],
+        ),
+        ("As shown before (e.g., Smith 2020; Lee and Kim, 2021), it works.", [("Smith", 2020), ("Lee and Kim", 2021)]),
+        # venues, models and document parts with a year are no authors
+        ("Results at NeurIPS (2023), LLaMA (2023) and in Table (2023) are strong.", []),
+    ],
+)
+def test_author_year_citations_in_their_usual_forms(text, expected):
+    found = [(m.authors, m.year) for m in extract_review_mentions(text) if m.source == "author_year"]
+    assert found == expected
+
+
+def test_relatedness_and_passive_requests_are_strong_cues():
+    text = (
+        "WEAKNESSES:\nThere was also some work by Meija et al. (2022) on summary statistics, that seems quite "
+        "related to the presented setup. The results of Wu et al. (2020) should be recalled and compared to."
+    )
+    found = [(m.text, m.kind) for m in extract_review_mentions(text) if m.source == "author_year"]
+    assert found == [("Meija et al. (2022)", RECOMMENDED), ("Wu et al. (2020)", RECOMMENDED)]

@@ -114,6 +114,14 @@ def test_quoted_claims_are_not_titles():
         'The term "Sparse Gated Routing Networks" should be defined before it is used.\n',
         'The range "1, ..., N" is missing parentheses and should be corrected to "i, j \u2208 {1, . . . , N}".\n',
         "The paper is evaluated in terms of PSNR (Peak Signal-to-Noise Ratio), which should be extended.\n",
+        # a LaTeX arrow between the typo and its correction
+        "There are some typos: \u201ccan be denotes as\u201d $\\rightarrow$ \u201ccan be denoted as\u201d.\n",
+        # the submission's own part, named by its heading
+        "The \u201cTwo-Stage Source View Selection and Mixed Training\u201d section should be explained better.\n",
+        # the reviewer's own heading: a colon inside the quotes
+        "QUESTIONS:\n\u201cJustification of the High Variance Claim:\u201d The paper should justify it.\n",
+        # what the submission calls its method
+        "The method is referred to as \u201cRao-Blackwell Gradient Estimation\u201d but should cite the theorem.\n",
     ],
 )
 def test_quoted_terms_and_corrections_are_not_titles(review):

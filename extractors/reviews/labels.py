@@ -396,10 +396,11 @@ SOURCES = (
     "neurips_labels",
     "neurips_test2",
     "neurips_test3",
+    "neurips_test4",
 )
 """Every label source `evaluate` measures: `neurips_labels` is the read samples and the first test sample of the
-labelled NeurIPS reviews; `neurips_test2` and `neurips_test3`, the later test samples, are each reported on their
-own (`NEURIPS_HELD_OUT`), since each was held out for a later round of rules."""
+labelled NeurIPS reviews; `neurips_test2`, `neurips_test3` and `neurips_test4`, the later test samples, are each
+reported on their own (`NEURIPS_HELD_OUT`), since each was held out for a later round of rules."""
 
 
 def evaluate(
@@ -454,8 +455,12 @@ decided cases (datasets/models to evaluate on count, tools to use do not): more 
 NEURIPS_TEST4_LABELS = NEURIPS_LABELS.with_name("neurips-2023-2025-test4.csv")
 """90 more official reviews of the `test` part, none of the first three test samples', labelled under the guideline's
 decided cases: held out for the rules written on `NEURIPS_READ3_LABELS` and the relabelled read2."""
-NEURIPS_LABEL_FILES = (NEURIPS_READ_LABELS, NEURIPS_READ2_LABELS, NEURIPS_LABELS)
-NEURIPS_HELD_OUT = {"neurips_test2": NEURIPS_TEST2_LABELS, "neurips_test3": NEURIPS_TEST3_LABELS}
+NEURIPS_LABEL_FILES = (NEURIPS_READ_LABELS, NEURIPS_READ2_LABELS, NEURIPS_READ3_LABELS, NEURIPS_LABELS)
+NEURIPS_HELD_OUT = {
+    "neurips_test2": NEURIPS_TEST2_LABELS,
+    "neurips_test3": NEURIPS_TEST3_LABELS,
+    "neurips_test4": NEURIPS_TEST4_LABELS,
+}
 WORK_FORMS = ("title", "name", "author_year", "link", "marker")
 
 

@@ -29,8 +29,17 @@ _RELATED_WORKS = (
     r"(?:relevant|related|prior|previous|existing|important|key|seminal|recent)\s+(?:\w+\s+)?"
     r"(?:works?|papers?|literature|references?|studies|approaches|methods)"
 )
+# What a "missing"/"lacks" cue may be about besides works ("missing standard deviations", "lacks details").
+_NOT_WORK_OBJECT = (
+    r"\s+(?:(?:the|a|an|any|some|proper|clear|more)\s+)?(?:\w+\s+)?(?:standard\s+deviations?|error\s+bars?|"
+    r"confidence\s+intervals?|details?|explanations?|definitions?|proofs?|descriptions?|hyper-?parameters?|code|"
+    r"statistical|variances?|seeds?|units?|labels?|legends?|captions?|intuitions?|motivations?|justifications?|"
+    r"ablations?|clarity|notations?)\b"
+)
 _STRONG_BUT_RELATED = re.compile(
-    r"\b(?:miss(?:es|ed|ing)?|lacks?|lacking|omit(?:s|ted)?|overlook(?:s|ed)?|neglect(?:s|ed)?|ignor(?:es|ed|ing)|"
+    r"\b(?:(?:miss(?:es|ed|ing)?|lacks?|lacking)\b(?!"
+    + _NOT_WORK_OBJECT
+    + r")|omit(?:s|ted)?|overlook(?:s|ed)?|neglect(?:s|ed)?|ignor(?:es|ed|ing)|"
     r"not\s+(?:been\s+)?(?:cited|discussed|mentioned|compared|included|referenced|considered|acknowledged|aware)|"
     r"(?:no|without)\s+(?:discussion|comparison|mention|citation|reference)s?|"
     r"should\s+(?:also\s+)?(?:cite|be\s+cited|discuss|compare|mention|refer|include|acknowledge|consider|add|review|be\s+compared|be\s+discussed|be\s+mentioned)|"
@@ -39,6 +48,8 @@ _STRONG_BUT_RELATED = re.compile(
     r"investigated|shown|done|considered|introduced|addressed|established|demonstrated|developed)|"
     r"(?:has|have)\s+(?:already\s+)?existed|(?:do|does)\s+(?:already\s+)?exist\b|"
     r"see\s+(?:also|e\.g\.|for\s+example|for\s+instance)|closely\s+related|highly\s+relevant|similar\s+(?:to|idea|approach|work)|"
+    r"(?:seems?|appears?|looks?)\s+(?:to\s+be\s+)?(?:quite\s+|very\s+|highly\s+|strongly\s+)?related|"
+    r"should\s+(?:also\s+)?be\s+\w+\s+and\s+(?:cited|compared|discussed|mentioned)|"
     r"not\s+(?:new|novel|the\s+first)|novelty|references?\s*:)",
     re.I,
 )
@@ -46,6 +57,14 @@ _STRONG_REQUEST = re.compile(rf"{_STRONG_BUT_RELATED.pattern}|\b{_RELATED_WORKS}
 # For a work named by name, "similar to" counts only as the name's own lead ("similar to CARE"), not anywhere in
 # the sentence ("similar to that of CLIP; CLIP uses more data than ImageNet 22k").
 _NAME_STRONG = re.compile(_STRONG_BUT_RELATED.pattern.replace(r"similar\s+(?:to|idea|approach|work)|", ""), re.I)
+# Before a name in a weakness or a question: other works exist or are in use ("there are more complex benchmarks,
+# e.g. MuJoCo", "numerous benchmarks are available, such as MT-Bench", "such as ORR ... are increasingly popular").
+_ALTERNATIVES = re.compile(
+    r"\bthere\s+(?:are|exist|is)\s+(?:\w+\s+){0,6}?(?:works?|methods|approaches|benchmarks|datasets|baselines|models|"
+    r"papers|studies|alternatives|techniques|algorithms)\b|"
+    r"\b(?:are|is)\s+(?:also\s+)?(?:available|(?:becoming\s+)?(?:increasingly\s+|more\s+and\s+more\s+)?popular)\b",
+    re.I,
+)
 _RELATED_WORKS_BEFORE = re.compile(rf"\b{_RELATED_WORKS}|\bsimilar\s+to\s*$", re.I)
 # Before a name: what the submission reports over it ("outperforms prior methods such as X") or what is its own
 # ("your baselines such as X", "the considered LLMs only include X", right before the name; not "how does your
@@ -87,7 +106,7 @@ _ASKS = re.compile(
 _ASKING = re.compile(
     r"\b(?:should|must|please|worth\s+(?:\w+\s+)?(?:compar|discuss|cit|mention|includ|consider|add|explor|investigat|"
     r"check|look|try|test|evaluat)\w*|recommend\w*|suggest\w*|encourage\w*|consider\w*|need(?:s|ed)?\s+to|"
-    r"may\s+want|(?:would|could)\s+(?:\w+\s+){0,2}?(?:be|have|like|strengthen|improve|benefit|make|include|"
+    r"may\s+want|(?:would|could)\s+(?:(?!not\b|never\b)\w+\s+){0,2}?(?:be|have|like|strengthen|improve|benefit|make|include|"
     r"add|compare|see)\b|(?:could|would|can)\s+(?:you|the\s+authors?)|(?:is|be|been)\s+(?:much\s+)?better\s+to|"
     r"how\s+(?:does|do|did|would|about|is|are)|how's|what\s+about|why\s+not|(?:did|have|has)\s+the\s+authors?|"
     r"(?:does|do|did)\s+not\s+(?:\w+\s+)?(?:compare|discuss|cite|mention|include|consider))\b",
@@ -175,7 +194,7 @@ def classify_mention(
             return replace(mention, kind=DISCUSSED, reason="used_by_submission")
         if _NAME_STRONG.search(own) or (not aside and _RELATED_WORKS_BEFORE.search(before)):
             return replace(mention, kind=RECOMMENDED, reason="request_cue")
-        if asking:
+        if asking or (not aside and _ALTERNATIVES.search(own)):
             return replace(mention, kind=RECOMMENDED, reason="request_cue")
         return replace(mention, kind=DISCUSSED, reason="in_summary" if aside else "no_request_cue")
     if mention.source == "reference_entry":

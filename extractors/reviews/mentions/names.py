@@ -29,7 +29,7 @@ NAME_SOURCE = "name"
 # What introduces works: an example cue, a comparison, a discussion, or "the previous work".
 _LEAD = re.compile(
     r"(?<!\bI\s)(?<!\bwe\s)(?<!\byou\s)(?<!\bthey\s)(?<!\bwould\s)"  # "like" as a verb is no lead
-    r"\b(?:such\s+as|like|e\.\s?g\.|i\.\s?e\.|including|includes?|especially|particularly|namely|"
+    r"\b(?:such\s+as|like|e\.\s?g\.|including|includes?|especially|particularly|namely|"
     r"(?:compar(?:e|es|ed|ing)|contrast(?:s|ed|ing)?|benchmark(?:s|ed|ing)?)"
     r"(?:\s+(?:it|itself|them|themselves|this|these|against|(?:the|their|our|your|its)\s+(?:\w+\s+)?(?:method|model|"
     r"approach|results?|performance|framework|algorithm|work|system)s?))?\s+(?:with|to|against|versus|vs\.?)|"
@@ -83,6 +83,10 @@ _NOT_WORKS_BEFORE = re.compile(
 def _coined(token: str) -> bool:
     """Is one token shaped as a coined name rather than an English word?"""
     if re.fullmatch(r"[A-Z]{2,}s", token) or len(token) < 2 or token in GENERIC_ACRONYMS:  # a class ("LLMs"); "M"
+        return False
+    if re.fullmatch(r"\d+(?:\.\d+)*[A-Za-z]{0,2}", token):  # a quantity: "7B", "24k", "1.5M"
+        return False
+    if re.fullmatch(r"[A-Z][a-z]+(?:ian|ean)", token):  # an adjective of a name: "Gaussian", "Euclidean"
         return False
     if _CLASS_AFTER.fullmatch("-" + token.rsplit("-", 1)[-1]) and "-" in token:  # "CLIP-inspired"
         return False

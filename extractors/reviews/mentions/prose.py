@@ -20,6 +20,7 @@ from extractors.reviews.mentions.shapes import (
     ReviewText,
     capitalised_share,
     clean_title,
+    is_venue,
     looks_like_prose,
     overlaps,
     section_at,
@@ -27,10 +28,29 @@ from extractors.reviews.mentions.shapes import (
 )
 from extractors.reviews.records import PaperMention
 
+# The grammar of author-year citations, most specific first; every pattern has the groups `authors` and `year`
+# (`year` may be empty). "et al" is also read as the typed "at al".
+_ET_AL = r"\s+[ea]t\s*\.?\s*al\b\.?"
 _AUTHOR_YEAR = re.compile(
-    rf"(?P<authors>{NAME}(?:\s+{NAME})?(?:\s+et\s*\.?\s*al\.?|\s+(?:and|&)\s+{NAME}))\s*[,(\[]?\s*"
+    rf"(?P<authors>{NAME}(?:\s+{NAME})?(?:{_ET_AL}|\s+(?:and|&)\s+{NAME}))\s*[,(\[]?\s*"
     r"(?:(?P<venue>[A-Z][A-Za-z]{1,12}(?:\s+[A-Z][A-Za-z]{1,12})?)[\s,']+)?"
     r"'?(?P<year>(?:19|20)?\d{2})[a-z]?\s*[)\]]?"
+)
+# A single author's surname in the forms below: "Glasgow", "McDonald", "O'Brien", "Smith-Jones", not "LLaMA" or "GPT".
+_SURNAME = r"[A-Z][a-z\u00df-\u017f']+(?:[A-Z\-][a-z\u00df-\u017f']+)*(?![A-Za-z])"
+_AUTHOR_YEAR_FORMS = (
+    _AUTHOR_YEAR,
+    # One author inside a parenthetical citation, natbib's \citep: "(Glasgow, 2023)", "(e.g. Smith 2020; Lee, 2021)".
+    re.compile(
+        rf"(?<=[(;])\s*(?:(?:e\.g\.|see|cf\.)\s*,?\s*)?(?P<authors>{_SURNAME}),?\s+"
+        r"(?P<year>(?:19|20)\d{2})[a-z]?(?=\s*[;)])"
+    ),
+    # One author, the year in brackets after the name, natbib's \citet: "Glasgow (2023)", "Robinson [2025]".
+    re.compile(rf"\b(?P<authors>{_SURNAME})\s+[(\[](?P<year>(?:19|20)\d{{2}})[a-z]?[)\]]"),
+    # The astronomers' "Robinson+2025", "Smith+21".
+    re.compile(rf"\b(?P<authors>{_SURNAME})\+(?P<year>(?:19|20)?\d{{2}})\b"),
+    # "et al" without a year: "Wu et al", "Azerbayev at al.".
+    re.compile(rf"\b(?P<authors>{NAME}(?:\s+{NAME})?{_ET_AL})(?P<year>)"),
 )
 _ACRONYM_EXPANSION = re.compile(
     r"\b[A-Z][A-Za-z]*[A-Z][A-Za-z0-9\-]*\s*\((?:[A-Z][A-Za-z0-9\-]*:\s*)?([A-Za-z][^()\n\d]{8,150}?)\)"
@@ -194,10 +214,13 @@ _NOT_AUTHOR = frozenset(
 
 
 def _plausible_author_year(match: re.Match) -> bool:
-    first = match.group("authors").split()[0].rstrip(".")
-    if first in _NOT_AUTHOR or _full_year(match.group("year")) is None:
+    authors, year = match.group("authors"), match.group("year")
+    first = authors.split()[0].rstrip(".")
+    if first in _NOT_AUTHOR or (year and _full_year(year) is None) or is_venue(first) or len(first) < 2:
         return False
-    return "et" in match.group("authors") or len(match.group("year")) == 4
+    if not year:
+        return re.search(_ET_AL, authors) is not None
+    return match.re is not _AUTHOR_YEAR or re.search(_ET_AL, authors) is not None or len(year) == 4
 
 
 # ----------------------------------------------------------------------------------- steps of find_mentions
@@ -241,20 +264,21 @@ def add_author_years(found: Sequence[PaperMention], review: ReviewText) -> list[
     """`found` with each author-year citation ("Smith et al. (2021)") given to the quoted title it follows on the
     same line (within 120 characters), or added as an `author_year` mention where it overlaps no other."""
     found, text = list(found), review.text
-    for match in _AUTHOR_YEAR.finditer(text):
-        if review.is_claimed(match.start(), match.end()) or not _plausible_author_year(match):
+    read: list[tuple[int, int]] = []  # what a more specific form read already
+    for match in (match for pattern in _AUTHOR_YEAR_FORMS for match in pattern.finditer(text)):
+        start = match.start("authors")
+        end = match.end()
+        if review.is_claimed(start, end) or not _plausible_author_year(match) or overlaps(start, end, read):
             continue
-        authors, year = match.group("authors"), _full_year(match.group("year"))
-        if any(
-            m.start <= match.start() < m.end + 120 and "\n" not in text[m.end : match.start()]
-            for m in found
-            if m.source == "quoted_title"
-        ):
-            host = next(m for m in found if m.source == "quoted_title" and m.start <= match.start() < m.end + 120)
+        read.append((start, end))
+        authors, year = match.group("authors"), _full_year(match.group("year")) if match.group("year") else None
+        titles = [m for m in found if m.source == "quoted_title"]
+        if any(m.start <= start < m.end + 120 and "\n" not in text[m.end : start] for m in titles):
+            host = next(m for m in titles if m.start <= start < m.end + 120)
             if host.authors is None:
                 found[found.index(host)] = replace(host, authors=authors, year=year)
-        elif not any(m.start <= match.start() < m.end for m in found):
-            found.append(review.mention(match.start(), match.end(), "author_year", authors=authors, year=year))
+        elif not any(m.start <= start < m.end for m in found):
+            found.append(review.mention(start, end, "author_year", authors=authors, year=year))
     return found
 
 

@@ -42,15 +42,23 @@ def _names_review_part(title: str) -> bool:
 # Detector Adaptation"", "the term "..."") or one side of a correction (""HE scheme" should be "the HE scheme"").
 _TERM_BEFORE = re.compile(
     r"\b(?:problems?|tasks?|settings?|terms?|notions?|concepts?|phrases?|words?|wording|expressions?|sentences?|"
-    r"statements?|claims?|modules?|components?|captions?|headings?)\s*[:,]?\s*$",
+    r"statements?|claims?|modules?|components?|captions?|headings?|referred\s+to\s+as|termed|dubbed)\s*[:,]?\s*$",
     re.I,
 )
 _CORRECTION = re.compile(
-    r"(?:[\"\u201c\u201d\u2018\u2019]\s*(?:should\s+(?:be|read)|->|\u2192|=>|instead\s+of|rather\s+than)|"
+    r"(?:[\"\u201c\u201d\u2018\u2019]\s*(?:should\s+(?:be|read)|->|\u2192|=>|\$?\\(?:rightarrow|Rightarrow|to)\b\$?|"
+    r"instead\s+of|rather\s+than)|"
     r"should\s+(?:be\s+)?(?:corrected|changed|replaced|rewritten|renamed)\s+(?:to|with|by|as|into))\s*$",
     re.I,
 )
-_CORRECTED = re.compile(r"\s*(?:should\s+(?:be|read)|->|\u2192|=>)\s*[\"\u201c\u2018]", re.I)
+_CORRECTED = re.compile(
+    r"\s*(?:should\s+(?:be|read)|->|\u2192|=>|\$?\\(?:rightarrow|Rightarrow|to)\b\$?)\s*[\"\u201c\u2018]", re.I
+)
+# A part of the submission named by its heading: "the “Two-Stage Training” section", a reviewer's own heading
+# ("“Clarity of Theorem 1:” The statement ...", a colon inside the quotes, which no title ends with).
+_PART_AFTER = re.compile(
+    r"[\"\u201d\u2019]?\s*(?:sub)?(?:sections?|paragraphs?|parts?|steps?|stages?|subsections?|blocks?)\b", re.I
+)
 
 
 def _quoted_is_title(text: str, start: int, end: int, title: str, config: MentionConfig) -> bool:
@@ -62,6 +70,8 @@ def _quoted_is_title(text: str, start: int, end: int, title: str, config: Mentio
     if letters < 0.6 * len(title.replace(" ", "")):
         return False  # a formula ("i, j \u2208 {1, . . . , N}"), not a title
     if _TERM_BEFORE.search(before) or _CORRECTION.search(before) or _CORRECTED.match(text, end):
+        return False
+    if text[: end - 1].rstrip().endswith(":") or _PART_AFTER.match(text, end):
         return False
     words = title.split()
     if not (config.min_title_words <= len(words) <= config.max_title_words) or title.endswith(("...", "\u2026")):
