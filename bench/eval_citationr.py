@@ -5,7 +5,7 @@ pipeline run's output.
     python bench/eval_citationr.py --split unread --json # figures of the unread part, with counts and intervals
     python bench/eval_citationr.py --split dev2 --show-errors  # figures of one part, with the errors of dev/dev2
     python bench/eval_citationr.py --source neurips_labels --split read  # the labelled NeurIPS reviews, read sample
-    python bench/eval_citationr.py --source neurips_test3              # the third held-out sample, on its own
+    python bench/eval_citationr.py --source neurips_test4              # the fourth held-out sample, on its own
     python bench/eval_citationr.py --dataset out/citationr-neurips   # shares and resolution of a run
 """
 
