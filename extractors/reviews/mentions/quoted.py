@@ -56,9 +56,7 @@ _CORRECTED = re.compile(
 )
 # A part of the submission named by its heading: "the “Two-Stage Training” section", a reviewer's own heading
 # ("“Clarity of Theorem 1:” The statement ...", a colon inside the quotes, which no title ends with).
-_PART_AFTER = re.compile(
-    r"[\"\u201d\u2019]?\s*(?:sub)?(?:sections?|paragraphs?|parts?|steps?|stages?|subsections?|blocks?)\b", re.I
-)
+_PART_AFTER = re.compile(r"\s*(?:(?:sub)?sections?|paragraphs?|parts?|steps?|stages?|blocks?)\b", re.I)
 
 
 def _quoted_is_title(text: str, start: int, end: int, title: str, config: MentionConfig) -> bool:
@@ -71,7 +69,7 @@ def _quoted_is_title(text: str, start: int, end: int, title: str, config: Mentio
         return False  # a formula ("i, j \u2208 {1, . . . , N}"), not a title
     if _TERM_BEFORE.search(before) or _CORRECTION.search(before) or _CORRECTED.match(text, end):
         return False
-    if text[: end - 1].rstrip().endswith(":") or _PART_AFTER.match(text, end):
+    if text[start + 1 : end - 1].rstrip().endswith(":") or _PART_AFTER.match(text, end):
         return False
     words = title.split()
     if not (config.min_title_words <= len(words) <= config.max_title_words) or title.endswith(("...", "\u2026")):
