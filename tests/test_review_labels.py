@@ -18,6 +18,7 @@ from extractors.reviews.labels import (
     NEURIPS_TEST2_LABELS,
     NEURIPS_TEST3_LABELS,
     NEURIPS_TEST4_LABELS,
+    NEURIPS_TEST5_LABELS,
     WORK_FORMS,
     find_labelled_review,
     gold_review_labels,
@@ -132,6 +133,7 @@ def test_bad_label_files_are_refused(tmp_path, row, message):
         (NEURIPS_TEST3_LABELS, 90, {"test"}),
         (NEURIPS_READ3_LABELS, 120, {"dev", "dev2"}),
         (NEURIPS_TEST4_LABELS, 90, {"test"}),
+        (NEURIPS_TEST5_LABELS, 90, {"test"}),
     ],
 )
 def test_project_labels_name_real_reviews_and_words_they_contain(shared, path, size, parts):
@@ -146,7 +148,7 @@ def test_project_labels_name_real_reviews_and_words_they_contain(shared, path, s
             assert form in WORK_FORMS and work in review.text, (label.review_id, form)
 
 
-@pytest.mark.parametrize("name", ["test", "read", "test2", "read2", "test3", "read3", "test4"])
+@pytest.mark.parametrize("name", ["test", "read", "test2", "read2", "test3", "read3", "test4", "test5"])
 def test_project_labels_hold_exactly_the_seeded_sample(shared, name):
     """Each label file is the sample `bench/labels/sample_reviews.py` draws: the test one (seed, test part, 90
     official reviews, A 0-49, B 40-89), the read one (read parts, 120, A 0-64, B 55-119) and test2 (the test part

@@ -1,6 +1,6 @@
 """Draw the labelled NeurIPS reviews' samples again, and write them out for annotators.
 
-Seven samples of the official reviews of `../shared/data/reviews/neurips-openreview-2023-2025`, in file order, then
+Eight samples of the official reviews of `../shared/data/reviews/neurips-openreview-2023-2025`, in file order, then
 `random.Random(seed).sample(reviews, size)`:
 - `test` (`neurips-2023-2025-test.csv`): submissions of the `test` part (`extractors.reviews.labels.part`: SHA-1 of
   the submission id = 3 mod 4, never read while writing the rules); 90 reviews, annotator A labels 0-49, B 40-89;
@@ -14,7 +14,9 @@ Seven samples of the official reviews of `../shared/data/reviews/neurips-openrev
 - `read3` (`neurips-2023-2025-read3.csv`): 120 more of the read parts, none of `read`'s or `read2`'s, A 0-64, B 55-119,
   labelled under GUIDELINE.md's decided cases;
 - `test4` (`neurips-2023-2025-test4.csv`): 90 more of the `test` part, none of the first three test samples', A 0-49,
-  B 40-89, labelled under the decided cases: held out for the changes written on `read3`.
+  B 40-89, labelled under the decided cases: held out for the changes written on `read3`;
+- `test5` (`neurips-2023-2025-test5.csv`): 90 more of the `test` part, none of the first four test samples', A 0-49,
+  B 40-89, labelled under the decided cases: held out for what comes after round 3.
 
     python bench/labels/sample_reviews.py --out /tmp/annot             # batch_A/NNN.txt, batch_B/NNN.txt, sample.json
     python bench/labels/sample_reviews.py --check                      # the label file holds exactly this sample
@@ -41,6 +43,7 @@ from extractors.reviews.labels import (  # noqa: E402
     NEURIPS_TEST2_LABELS,
     NEURIPS_TEST3_LABELS,
     NEURIPS_TEST4_LABELS,
+    NEURIPS_TEST5_LABELS,
     READABLE,
     part,
     read_review_labels,
@@ -72,6 +75,14 @@ SAMPLES = {
     "read3": Sample(READABLE, 20261128, 120, {"A": (0, 65), "B": (55, 120)}, NEURIPS_READ3_LABELS, ("read", "read2")),
     "test4": Sample(
         ("test",), 20261129, 90, {"A": (0, 50), "B": (40, 90)}, NEURIPS_TEST4_LABELS, ("test", "test2", "test3")
+    ),
+    "test5": Sample(
+        ("test",),
+        20261130,
+        90,
+        {"A": (0, 50), "B": (40, 90)},
+        NEURIPS_TEST5_LABELS,
+        ("test", "test2", "test3", "test4"),
     ),
 }
 

@@ -455,6 +455,10 @@ decided cases (datasets/models to evaluate on count, tools to use do not): more 
 NEURIPS_TEST4_LABELS = NEURIPS_LABELS.with_name("neurips-2023-2025-test4.csv")
 """90 more official reviews of the `test` part, none of the first three test samples', labelled under the guideline's
 decided cases: held out for the rules written on `NEURIPS_READ3_LABELS` and the relabelled read2."""
+NEURIPS_TEST5_LABELS = NEURIPS_LABELS.with_name("neurips-2023-2025-test5.csv")
+"""90 more official reviews of the `test` part, none of the first four test samples', labelled under the guideline's
+decided cases: held out for what comes after round 3. Not yet measured, so not among `NEURIPS_HELD_OUT` (which
+`bench/eval_citationr.py` measures by default): add it there with the change it is to measure."""
 NEURIPS_LABEL_FILES = (NEURIPS_READ_LABELS, NEURIPS_READ2_LABELS, NEURIPS_READ3_LABELS, NEURIPS_LABELS)
 NEURIPS_HELD_OUT = {
     "neurips_test2": NEURIPS_TEST2_LABELS,
