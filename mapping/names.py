@@ -50,10 +50,20 @@ def mention_name_keys(name: str) -> list[str]:
     return [k for k in dict.fromkeys(keys) if k]
 
 
-def choose_named(candidates: Iterable[tuple[str, int | None]]) -> str | None:
+# A paper's database year may be its venue's, a year after the preprint a reviewer read.
+PREPRINT_YEARS = 1
+
+
+def choose_named(candidates: Iterable[tuple[str, int | None]], review_year: int | None = None) -> str | None:
     """The paper a name means among the (paper id, year) pairs bearing it: the only one, or the strictly oldest;
-    None when that is not one paper."""
-    papers = sorted(set(candidates), key=lambda c: (c[1] is None, c[1] or 0, c[0]))
+    None when that is not one paper. With `review_year`, papers dated more than `PREPRINT_YEARS` after it are left
+    out first: a review cannot suggest a paper written after it, and in a database of millions a short name ("TIE")
+    meets the heads of unrelated later papers."""
+    latest = None if review_year is None else review_year + PREPRINT_YEARS
+    papers = sorted(
+        {c for c in candidates if latest is None or c[1] is None or c[1] <= latest},
+        key=lambda c: (c[1] is None, c[1] or 0, c[0]),
+    )
     if not papers:
         return None
     if len(papers) == 1:

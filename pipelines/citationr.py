@@ -290,7 +290,10 @@ class MineMentionsFn(ConfiguredFn):
             if not bibliography.known:
                 tally("recommended_cited_undecided", sum(m.kind == RECOMMENDED for m in found))
             records = [
-                MentionRecord(mention_key(review.review_id, m), review.review_id, submission_id, m) for m in found
+                MentionRecord(
+                    mention_key(review.review_id, m), review.review_id, submission_id, m, review_year=review.year
+                )
+                for m in found
             ]
             tally("mentions", len(records))
             for m in found:
@@ -449,22 +452,14 @@ class _FinishMentionFn(TallyingFn):
         m = record.mention
         recommended = m.kind == RECOMMENDED
         if resolution is not None and resolution.paper_id is not None:
-            record = MentionRecord(
-                record.mention_id,
-                record.review_id,
-                record.submission_id,
-                m,
-                resolution.paper_id,
-                resolution.method,
-                resolution.score,
+            record = replace(
+                record, paper_id=resolution.paper_id, resolved_by=resolution.method, resolution_score=resolution.score
             )
         if recommended and record.paper_id is None and self.resolver is not None:
             paper = self.resolver.resolve(m.title)
             if paper is not None:
                 tally(f"resolved_by:online:{paper.source}")
-                record = MentionRecord(
-                    record.mention_id, record.review_id, record.submission_id, m, paper.paper_id, paper.source, None
-                )
+                record = replace(record, paper_id=paper.paper_id, resolved_by=paper.source, resolution_score=None)
                 yield TaggedOutput("online_papers", paper)
         if recommended:
             tally("recommended_resolved" if record.paper_id else "recommended_unresolved")
@@ -515,19 +510,23 @@ def _heads_among(paper, wanted: dict[str, None]) -> Iterator:
 
 
 class _ApplyNamesFn(TallyingFn):
-    """Each mention, a recommended name resolved to the paper chosen for its first key that has one (`named`, a
-    side input), and every looked-up name's outcome counted."""
+    """Each mention, a recommended name resolved to the paper chosen (`mapping.names.choose_named`, none dated after
+    the review) for its first key that has one (`named`: the (paper id, year) pairs per key, a side input), and
+    every looked-up name's outcome counted."""
 
-    def process(self, record: MentionRecord, named: dict[str, str | None]) -> Iterator:
+    def process(self, record: MentionRecord, named: dict[str, list[tuple[str, int | None]]]) -> Iterator:
         if _looked_up(record):
             tally = self.tallies(NAMESPACE)
             keys = mention_name_keys(record.mention.text)
-            paper_id = next((named[k] for k in keys if named.get(k)), None)
+            chosen = (choose_named(named[k], record.review_year) for k in keys if k in named)
+            paper_id = next((p for p in chosen if p is not None), None)
             if not keys:
                 tally("unresolved:name_too_short")  # "SD": no key can tell its paper
             elif paper_id is not None:
                 tally("resolved_by:name")
                 record = replace(record, paper_id=paper_id, resolved_by="name", resolution_score=None)
+            elif any(choose_named(named[k]) for k in keys if k in named):  # its papers all dated too late
+                tally("unresolved:name_after_review")
             elif any(k in named for k in keys):  # several papers of one age bear the name
                 tally("unresolved:name_ambiguous")
             else:
@@ -538,9 +537,10 @@ class _ApplyNamesFn(TallyingFn):
 
 class ResolveNames(beam.PTransform):
     """`{"mentions", "papers"}` to `mentions` (and `tally`) with each recommended work named by name ("compare
-    with LoRA") resolved to the database paper whose title's head is that name ("LoRA: Low-Rank Adaptation of
-    ..."; `mapping.names`). The names' keys reach the database as a side input (a run's names are few), the
-    chosen paper per key reaches the mentions as another; no worker holds the database."""
+        with LoRA") resolved to the database paper whose title's head is that name ("LoRA: Low-Rank Adaptation of
+        ..."; `mapping.names`). The names' keys reach the database as a side input (a run's names are few), the
+        papers per key reach the mentions as another, where each mention chooses among those not dated after its
+    review; no worker holds the database."""
 
     def expand(self, inputs):
         keys = (
@@ -553,7 +553,7 @@ class ResolveNames(beam.PTransform):
             inputs["papers"]
             | "TitleHeads" >> beam.FlatMap(_heads_among, wanted=beam.pvalue.AsDict(keys))
             | "PapersByName" >> beam.GroupByKey()
-            | "ChooseNamed" >> beam.MapTuple(lambda key, papers: (key, choose_named(papers)))
+            | "PapersOfName" >> beam.MapTuple(lambda key, papers: (key, sorted(set(papers), key=repr)))
         )
         resolved = inputs["mentions"] | "ApplyNames" >> beam.ParDo(
             _ApplyNamesFn(), named=beam.pvalue.AsDict(named)

@@ -168,6 +168,11 @@ def test_a_shared_name_goes_to_the_strictly_oldest_paper():
     assert choose_named([("a", 2019), ("b", 2019)]) is None  # two of one age: ambiguous
     assert choose_named([("dated", 2019), ("undated", None)]) == "dated"
     assert choose_named([]) is None
+    # the review's year: no paper dated more than a year after it (a reviewer of 2023 cannot mean a paper of 2025;
+    # one of 2024 may be the venue version of a preprint of 2023)
+    assert choose_named([("late", 2025)]) == "late" and choose_named([("late", 2025)], review_year=2023) is None
+    assert choose_named([("venue", 2024)], review_year=2023) == "venue"
+    assert choose_named([("undated", None), ("late", 2025)], review_year=2023) == "undated"
 
 
 @pytest.mark.e2e
@@ -180,6 +185,7 @@ def test_the_pipeline_resolves_names_through_title_heads(tmp_path, matcher):
             ("R1", "S1", "The authors should compare with LoRA and BERT."),
             ("R2", "S1", "How does it compare with methods such as Twin, GhostNetZ or Zo?"),
             ("R3", "S1", "The method uses adapters such as LoRA in every layer."),  # discussed: not resolved
+            ("R4", "S1", "The authors should compare with Tiebreak."),  # its only paper is dated after the review
         ],
     )
     metadata = write_jsonl(
@@ -191,6 +197,7 @@ def test_the_pipeline_resolves_names_through_title_heads(tmp_path, matcher):
             _s2orc("300", "Twin: Paired Encoders for Retrieval", 2022),
             _s2orc("310", "Twin: Dual Networks for Tracking", 2022),  # same year: ambiguous
             _s2orc("400", "Adapter Layers for Transfer", 2019),  # no head: no name
+            _s2orc("500", "Tiebreak: Late Ties in Ranking", 2025),  # after the reviews of 2023
         ],
     )
     with beam.Pipeline(runner="FnApiRunner") as pipeline:
@@ -209,15 +216,17 @@ def test_the_pipeline_resolves_names_through_title_heads(tmp_path, matcher):
         ("R2", "GhostNetZ"): (RECOMMENDED, None, None),
         ("R2", "Zo"): (RECOMMENDED, None, None),
         ("R3", "LoRA"): (DISCUSSED, None, None),
+        ("R4", "Tiebreak"): (RECOMMENDED, None, None),
     }
     stats = read_stats(str(tmp_path / "out"))
     assert stats["resolution"] == {
         "resolved_by:name": 2,
+        "unresolved:name_after_review": 1,
         "unresolved:name_ambiguous": 1,
         "unresolved:name_not_in_database": 1,
         "unresolved:name_too_short": 1,
     }
-    assert (stats["funnel"]["recommended_resolved"], stats["funnel"]["recommended_unresolved"]) == (2, 3)
+    assert (stats["funnel"]["recommended_resolved"], stats["funnel"]["recommended_unresolved"]) == (2, 4)
     assert all(stats["checks"].values())
     positives = {p["paper_id"] for p in read_rows(tmp_path / "out" / "positives") if p["resolved"]}
     assert positives == {"100", "200"}

@@ -90,6 +90,7 @@ class MentionRecord:
     paper_id: str | None = None
     resolved_by: str | None = None
     resolution_score: float | None = None
+    review_year: int | None = None  # the review's year: a work it names cannot be dated later (not a column)
 
 
 # ------------------------------------------------------------------------ the dataset's records (`citationr`)
