@@ -45,15 +45,14 @@ _TERM_BEFORE = re.compile(
     r"statements?|claims?|modules?|components?|captions?|headings?|referred\s+to\s+as|termed|dubbed)\s*[:,]?\s*$",
     re.I,
 )
+# What leads from a wrong wording to its correction: "should be", an arrow, a LaTeX arrow ("$\\rightarrow$").
+_TO_CORRECTED = r"(?:should\s+(?:be|read)|->|\u2192|=>|\$?\\(?:rightarrow|Rightarrow|to)\b\$?)"
 _CORRECTION = re.compile(
-    r"(?:[\"\u201c\u201d\u2018\u2019]\s*(?:should\s+(?:be|read)|->|\u2192|=>|\$?\\(?:rightarrow|Rightarrow|to)\b\$?|"
-    r"instead\s+of|rather\s+than)|"
+    rf"(?:[\"\u201c\u201d\u2018\u2019]\s*(?:{_TO_CORRECTED}|instead\s+of|rather\s+than)|"
     r"should\s+(?:be\s+)?(?:corrected|changed|replaced|rewritten|renamed)\s+(?:to|with|by|as|into))\s*$",
     re.I,
 )
-_CORRECTED = re.compile(
-    r"\s*(?:should\s+(?:be|read)|->|\u2192|=>|\$?\\(?:rightarrow|Rightarrow|to)\b\$?)\s*[\"\u201c\u2018]", re.I
-)
+_CORRECTED = re.compile(rf"\s*{_TO_CORRECTED}\s*[\"\u201c\u2018]", re.I)
 # A part of the submission named by its heading: "the “Two-Stage Training” section", a reviewer's own heading
 # ("“Clarity of Theorem 1:” The statement ...", a colon inside the quotes, which no title ends with).
 _PART_AFTER = re.compile(r"\s*(?:(?:sub)?sections?|paragraphs?|parts?|steps?|stages?|blocks?)\b", re.I)
