@@ -16,7 +16,9 @@ Eight samples of the official reviews of `../shared/data/reviews/neurips-openrev
 - `test4` (`neurips-2023-2025-test4.csv`): 90 more of the `test` part, none of the first three test samples', A 0-49,
   B 40-89, labelled under the decided cases: held out for the changes written on `read3`;
 - `test5` (`neurips-2023-2025-test5.csv`): 90 more of the `test` part, none of the first four test samples', A 0-49,
-  B 40-89, labelled under the decided cases: held out for what comes after round 3.
+  B 40-89, labelled under the decided cases: held out for what comes after round 3;
+- `test6` (`neurips-2023-2025-test6.csv`): the last 145 reviews of the `test` part, none of the first five test
+  samples', A 0-54, B 50-99, C 95-144, labelled under the decided cases: held out with `test5`.
 
     python bench/labels/sample_reviews.py --out /tmp/annot             # batch_A/NNN.txt, batch_B/NNN.txt, sample.json
     python bench/labels/sample_reviews.py --check                      # the label file holds exactly this sample
@@ -44,6 +46,7 @@ from extractors.reviews.labels import (  # noqa: E402
     NEURIPS_TEST3_LABELS,
     NEURIPS_TEST4_LABELS,
     NEURIPS_TEST5_LABELS,
+    NEURIPS_TEST6_LABELS,
     READABLE,
     part,
     read_review_labels,
@@ -83,6 +86,14 @@ SAMPLES = {
         {"A": (0, 50), "B": (40, 90)},
         NEURIPS_TEST5_LABELS,
         ("test", "test2", "test3", "test4"),
+    ),
+    "test6": Sample(
+        ("test",),
+        20261131,
+        145,
+        {"A": (0, 55), "B": (50, 100), "C": (95, 145)},
+        NEURIPS_TEST6_LABELS,
+        ("test", "test2", "test3", "test4", "test5"),
     ),
 }
 

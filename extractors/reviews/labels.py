@@ -459,6 +459,9 @@ NEURIPS_TEST5_LABELS = NEURIPS_LABELS.with_name("neurips-2023-2025-test5.csv")
 """90 more official reviews of the `test` part, none of the first four test samples', labelled under the guideline's
 decided cases: held out for what comes after round 3. Not yet measured, so not among `NEURIPS_HELD_OUT` (which
 `bench/eval_citationr.py` measures by default): add it there with the change it is to measure."""
+NEURIPS_TEST6_LABELS = NEURIPS_LABELS.with_name("neurips-2023-2025-test6.csv")
+"""The last 145 official reviews of the `test` part (none of the first five test samples'), labelled by three
+annotators under the guideline's decided cases: held out, with `NEURIPS_TEST5_LABELS`, for what comes after round 3."""
 NEURIPS_LABEL_FILES = (NEURIPS_READ_LABELS, NEURIPS_READ2_LABELS, NEURIPS_READ3_LABELS, NEURIPS_LABELS)
 NEURIPS_HELD_OUT = {
     "neurips_test2": NEURIPS_TEST2_LABELS,
