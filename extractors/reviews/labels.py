@@ -397,10 +397,12 @@ SOURCES = (
     "neurips_test2",
     "neurips_test3",
     "neurips_test4",
+    "neurips_test5",
+    "neurips_test6",
 )
 """Every label source `evaluate` measures: `neurips_labels` is the read samples and the first test sample of the
-labelled NeurIPS reviews; `neurips_test2`, `neurips_test3` and `neurips_test4`, the later test samples, are each
-reported on their own (`NEURIPS_HELD_OUT`), since each was held out for a later round of rules."""
+labelled NeurIPS reviews; `neurips_test2` to `neurips_test6`, the later test samples, are each reported on their
+own (`NEURIPS_HELD_OUT`), since each was held out for a later round of rules."""
 
 
 def evaluate(
@@ -457,8 +459,8 @@ NEURIPS_TEST4_LABELS = NEURIPS_LABELS.with_name("neurips-2023-2025-test4.csv")
 decided cases: held out for the rules written on `NEURIPS_READ3_LABELS` and the relabelled read2."""
 NEURIPS_TEST5_LABELS = NEURIPS_LABELS.with_name("neurips-2023-2025-test5.csv")
 """90 more official reviews of the `test` part, none of the first four test samples', labelled under the guideline's
-decided cases: held out for what comes after round 3. Not yet measured, so not among `NEURIPS_HELD_OUT` (which
-`bench/eval_citationr.py` measures by default): add it there with the change it is to measure."""
+decided cases: held out for what came after round 3; measured first (with `NEURIPS_TEST6_LABELS`) on the round-3
+rules with the names' year guard, and the learned name decision of `bench/name_model.py`."""
 NEURIPS_TEST6_LABELS = NEURIPS_LABELS.with_name("neurips-2023-2025-test6.csv")
 """The last 145 official reviews of the `test` part (none of the first five test samples'), labelled by three
 annotators under the guideline's decided cases: held out, with `NEURIPS_TEST5_LABELS`, for what comes after round 3."""
@@ -467,6 +469,8 @@ NEURIPS_HELD_OUT = {
     "neurips_test2": NEURIPS_TEST2_LABELS,
     "neurips_test3": NEURIPS_TEST3_LABELS,
     "neurips_test4": NEURIPS_TEST4_LABELS,
+    "neurips_test5": NEURIPS_TEST5_LABELS,
+    "neurips_test6": NEURIPS_TEST6_LABELS,
 }
 WORK_FORMS = ("title", "name", "author_year", "link", "marker")
 
