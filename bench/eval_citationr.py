@@ -40,8 +40,8 @@ from extractors.reviews.labels import (  # noqa: E402
     part,
     read_reviews,
 )
-from extractors.reviews.mentions import extract_review_mentions  # noqa: E402
-from extractors.reviews.records import ALREADY_CITED, DISCUSSED, RECOMMENDED, PaperMention  # noqa: E402
+from extractors.reviews.mentions import MentionConfig, extract_review_mentions  # noqa: E402
+from extractors.reviews.records import ALREADY_CITED, DISCUSSED, RECOMMENDED, PaperMention, Review  # noqa: E402
 from extractors.shared_data import shared_data_dir  # noqa: E402
 from mapping.matcher import lcs_similarity  # noqa: E402
 from mapping.titles import normalize_title  # noqa: E402
@@ -243,6 +243,14 @@ def main(argv: list[str] | None = None) -> None:
         "rules' cues (the experiment of issue 19; see the comment above train_request_classifier)",
     )
     parser.add_argument(
+        "--name_model",
+        "--name-model",
+        dest="name_model",
+        default="",
+        help="decide the works named by name with the learned model (`builtin` or a JSON file; "
+        "extractors/reviews/mentions/learned.py), as a run with --name_model",
+    )
+    parser.add_argument(
         "--spot_titles",
         "--spot-titles",
         dest="spot_titles",
@@ -264,6 +272,12 @@ def main(argv: list[str] | None = None) -> None:
     if not (args.shared / REVIEW_LABELS).is_file():
         raise SystemExit(f"error: the hand labels are not under {args.shared / BIAS}")
     extract = learned_extract(train_request_classifier(args.shared)) if args.learned else None
+    if args.name_model:
+        config = MentionConfig(name_model=args.name_model)
+
+        def extract(review: Review) -> list[PaperMention]:
+            return extract_review_mentions(review.text, review.sections, config=config)
+
     result = evaluate(
         args.shared,
         args.show_errors,

@@ -1,39 +1,25 @@
-"""An experiment: a learned decision for works a reviewer names, against the rules (issue 19). Not adopted: its
-cross-fitted figures on the labelled reviews were those of the rules (docs/citationr.md, "A learned name decision").
+"""Train the learned name decision (`extractors/reviews/mentions/learned.py`) and measure it against the rules.
 
-The name rules (`extractors/reviews/mentions/names.py`, `classify.py`) find a name only in a work slot ("such as",
-"compare with") and decide it by cue patterns. Here the *candidates* are wider and the *decision* is learned:
+Labels: the labelled NeurIPS samples spent on earlier rounds (`SAMPLES`). A candidate name of a labelled review
+(`learned.candidates_with_features`, free ones included) is a positive when the review suggests literature and the
+candidate overlaps a place where the review writes one of its labelled works. Review-level decision: a review
+suggests literature when a mention the rules keep (titles, reference entries, links, author-year) is recommended,
+or a candidate scores at or above the threshold.
 
-- candidates: every `name` or `named_work` mention the rules found, and every token anywhere outside another mention
-  that is shaped as a coined name in the strict sense (inner capitals, letters with digits, or two or more capitals:
-  "SinSR", "GPT-2", "BYOL"; not a plain capitalised word, outside a slot mostly a sentence's first word), run over
-  the coined or version tokens that follow ("Qwen 2.5 3B"), classified by the rules too (reason `free_...`);
-- features (`name_features`): what the rules say of it (kind and reason), the rules' cue patterns before it, after it
-  and in the sentence before, whether a lead introduces it, the review field, the words of its sentence and the four
-  before and three after it, its shape, and how often the review names it;
-- the decision: an L2 logistic regression (full-batch Adam over sparse binary features, `fit`); a review suggests
-  literature when a mention the rules keep (titles, reference entries, links, author-year) is recommended or a
-  candidate scores at or above the threshold.
-
-Labels: a candidate is a positive when its review suggests literature and it overlaps a place where the review writes
-one of its labelled works. Cross-fitting: leave one labelled sample out, train on the others, predict it; pooled
-review-level precision and recall against the rules' own on the same reviews, over a grid of L2 strengths and
-thresholds (best F1 chosen). `--measure NAME` then fits on every training sample and measures the model and the rules,
-once, on a held-out sample.
+Cross-fitting: leave one sample out, train on the others, predict it; pooled review-level precision and recall
+against the rules' own on the same reviews, over a grid of L2 strengths and thresholds (the best F1 is chosen).
+`--measure NAME` fits on every training sample with the chosen settings and measures the model and the rules on a
+held-out sample (`HELD_OUT`); `--write` writes that model to `learned.MODEL_PATH` (the `builtin` one).
 
     python bench/name_model.py                                         # cross-fitted figures (about 30 s)
-    python bench/name_model.py --measure test5 --measure test6         # and the held-out samples, once
+    python bench/name_model.py --measure test5 --measure test6         # and the held-out samples
+    python bench/name_model.py --write                                 # refit on every sample, write the model
 """
 
 from __future__ import annotations
 
 import argparse
-import math
-import re
 import sys
-from collections import Counter
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -55,151 +41,19 @@ from extractors.reviews.labels import (  # noqa: E402
     gold_review_labels,
     read_review_labels,
 )
-from extractors.reviews.mentions import classify as _rules  # noqa: E402
-from extractors.reviews.mentions.classify import NO_BIBLIOGRAPHY, Bibliography, classify_mention  # noqa: E402
-from extractors.reviews.mentions.config import DEFAULT_CONFIG, MentionConfig  # noqa: E402
-from extractors.reviews.mentions.context import context_for  # noqa: E402
+from extractors.reviews.mentions.classify import classify_mention  # noqa: E402
 from extractors.reviews.mentions.find import find_mentions  # noqa: E402
-from extractors.reviews.mentions.names import _LEAD, _VERSION, NAME_SOURCE, _coined, _words_at  # noqa: E402
-from extractors.reviews.mentions.shapes import ReviewText, overlaps  # noqa: E402
-from extractors.reviews.records import RECOMMENDED, PaperMention  # noqa: E402
-from extractors.shared_data import shared_data_dir  # noqa: E402
-
-LEARNED_SOURCES = (NAME_SOURCE, "named_work")  # the mentions the model decides
-FREE_REASON = "free"  # a candidate found outside a work slot, before it is decided
-
-_STRICT_WORD = re.compile(r"(?<![A-Za-z0-9\-_/.@#])[A-Za-z][A-Za-z0-9]*(?:[-.+][A-Za-z0-9]+)*")
-# The rules' cue patterns, each a feature where it matches before the name, after it, or in the sentence before.
-_CUES = (
-    ("strong", _rules._STRONG_REQUEST),
-    ("name_strong", _rules._NAME_STRONG),
-    ("asking", _rules._ASKING),
-    ("weak", _rules._WEAK_REQUEST),
-    ("used", _rules._USED_BY_SUBMISSION),
-    ("did", _rules._SUBMISSION_DID),
-    ("alternatives", _rules._ALTERNATIVES),
-    ("result_over", _rules._RESULT_OVER),
-    ("own_works", _rules._OWN_WORKS),
+from extractors.reviews.mentions.learned import (  # noqa: E402
+    FREE_REASON,
+    LEARNED_SOURCES,
+    MODEL_PATH,
+    NameModel,
+    candidates_with_features,
+    free_name_mentions,
 )
-_SENTENCE_WORD = re.compile(r"[a-z][a-z0-9]*(?:'[a-z]+)?|[?]")
-
-
-def strictly_coined(token: str) -> bool:
-    """A token shaped as a coined name in the strict sense: inner capitals, letters with digits, or 2+ capitals."""
-    if not _coined(token):
-        return False
-    letters = token.replace("-", "").replace(".", "").replace("+", "")
-    return any(c.isupper() for c in letters[1:]) or any(c.isdigit() for c in letters)
-
-
-def free_name_spans(review: ReviewText, taken: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
-    """Names outside every mention in `taken` and every reference entry: a strictly coined token and the coined or
-    version tokens right after it."""
-    spans = []
-    for match in _STRICT_WORD.finditer(review.text):
-        if not strictly_coined(match.group()) or (spans and match.start() < spans[-1][1]):
-            continue
-        words = _words_at(review.text, match.start())
-        end = words[0][1] if words else match.end()
-        for start, stop in words[1:]:
-            token = review.text[start:stop]
-            if not (_coined(token) and not token[:1].isupper() or strictly_coined(token) or _VERSION.fullmatch(token)):
-                break
-            end = stop
-        if end <= match.start() or review.is_claimed(match.start(), end) or overlaps(match.start(), end, taken):
-            continue
-        spans.append((match.start(), end))
-    return spans
-
-
-def free_name_mentions(
-    text: str,
-    sections: Sequence[tuple[int, str]],
-    mentions: Sequence[PaperMention],
-    config: MentionConfig = DEFAULT_CONFIG,
-    bibliography: Bibliography = NO_BIBLIOGRAPHY,
-) -> list[PaperMention]:
-    """The free candidates of a review whose `mentions` are found and classified: each a `name` mention placed in its
-    context and classified by the rules, its reason marked `free_` (a feature: found outside a work slot)."""
-    claimed = tuple((m.start, m.end) for m in mentions if m.source == "reference_entry")
-    review = ReviewText(text, tuple(sections), config, claimed=claimed)
-    found = []
-    for start, end in free_name_spans(review, [(m.start, m.end) for m in mentions]):
-        mention = review.mention(start, end, NAME_SOURCE)
-        mention = classify_mention(replace(mention, context=context_for(text, mention, config)), bibliography, config)
-        found.append(replace(mention, reason=f"{FREE_REASON}_{mention.reason}"))
-    return found
-
-
-def _shape(text: str) -> str:
-    letters = re.sub(r"[^A-Za-z0-9]", "", text)
-    if any(c.isdigit() for c in letters):
-        return "digit"
-    if letters.isupper():
-        return "caps" if len(letters) <= 4 else "longcaps"
-    if any(c.isupper() for c in letters[1:]):
-        return "inner"
-    return "title" if letters[:1].isupper() else "lower"
-
-
-def _words(text: str) -> list[str]:
-    return _SENTENCE_WORD.findall(text.lower())
-
-
-def name_features(text: str, mention: PaperMention, counts: Counter[str], summary_names: set[str]) -> list[str]:
-    """The features of one candidate (module docstring). `counts`: how often each candidate text occurs among the
-    review's candidates; `summary_names`: the candidate texts found in the review's summary field."""
-    own, _, intro = mention.context.partition(" || ")
-    features = [
-        "bias",
-        f"source={mention.source}",
-        f"rule={mention.kind}:{mention.reason}",
-        f"section={(mention.section or 'none').lower().split()[0][:20]}",
-        f"shape={_shape(mention.text)}",
-        f"count={min(counts[mention.text], 4)}",
-    ]
-    if mention.text in summary_names and (mention.section or "").lower() not in ("summary",):
-        features.append("also_in_summary")
-    before = _words(text[max(0, mention.start - 80) : mention.start])[-4:]
-    after = _words(text[mention.end : mention.end + 60])[:3]
-    features += [f"b{len(before) - i}={w}" for i, w in enumerate(before)]
-    features += [f"a{i + 1}={w}" for i, w in enumerate(after)]
-    if len(before) >= 2:
-        features.append(f"bb={before[-2]}_{before[-1]}")
-    sentence = _words(own)
-    features += sorted({f"w={w}" for w in sentence})
-    features += sorted({f"p={w}" for w in _words(intro)[-12:]})
-    if "?" in own:
-        features.append("question")
-    start = max(own.find(mention.text), 0)
-    for where, part in (("before", own[:start]), ("after", own[start + len(mention.text) :]), ("intro", intro)):
-        features += [f"cue_{where}={name}" for name, pattern in _CUES if pattern.search(part)]
-    lead = _LEAD.search(text, max(0, mention.start - 60), mention.start)
-    if lead and not text[lead.end() : mention.start].strip(" ,/"):
-        features.append("in_slot")
-    return features
-
-
-@dataclass(frozen=True)
-class NameModel:
-    """A logistic regression over `name_features` (feature -> weight), and the threshold it decides at."""
-
-    weights: dict[str, float]
-    threshold: float
-
-    def probability(self, features: Iterable[str]) -> float:
-        score = sum(self.weights.get(f, 0.0) for f in features)
-        return 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, score))))
-
-
-def candidates_with_features(text: str, mentions: Sequence[PaperMention]) -> list[tuple[PaperMention, list[str]]]:
-    """The mentions the model decides (`LEARNED_SOURCES`, classified by the rules, free ones included), each with its
-    features."""
-    chosen = [m for m in mentions if m.source in LEARNED_SOURCES]
-    counts = Counter(m.text for m in chosen)
-    summary = {m.text for m in chosen if (m.section or "").lower().startswith("summary")}
-    return [(m, name_features(text, m, counts, summary)) for m in chosen]
-
+from extractors.reviews.mentions.shapes import overlaps  # noqa: E402
+from extractors.reviews.records import RECOMMENDED  # noqa: E402
+from extractors.shared_data import shared_data_dir  # noqa: E402
 
 SAMPLES = {
     "read": NEURIPS_READ_LABELS,
@@ -294,6 +148,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--l2", type=float, action="append", help="L2 strengths to try (default: 3, 10)")
     parser.add_argument("--threshold", type=float, action="append", help="thresholds (default: 0.25 .. 0.4)")
     parser.add_argument("--measure", action="append", choices=sorted(HELD_OUT), help="a held-out sample to measure")
+    parser.add_argument("--write", action="store_true", help=f"write the model fitted on every sample to {MODEL_PATH}")
     args = parser.parse_args(argv)
     names = args.sample or sorted(SAMPLES)
     data = {}
@@ -313,11 +168,14 @@ def main(argv: list[str] | None = None) -> None:
                 best = (2 * tp / (pred + pos), l2, threshold)
     _, l2, threshold = best
     print(f"chosen (best F1): l2 {l2:g}, threshold {threshold:g}")
-    if args.measure:
+    if args.measure or args.write:
         rows = [r for n in names for r in data[n]]
-        model = NameModel(
-            fit([f for r in rows for f in r["features"]], [y for r in rows for y in r["labels"]], l2), threshold
-        )
+        weights = fit([f for r in rows for f in r["features"]], [y for r in rows for y in r["labels"]], l2)
+        model = NameModel(weights, threshold)
+    if args.write:
+        MODEL_PATH.write_text(model.to_json() + "\n", encoding="utf-8")
+        print(f"wrote {MODEL_PATH} ({len(NameModel.from_json(model.to_json()).weights)} weights)")
+    if args.measure:
         measured = [r for name in args.measure for r in review_rows(args.shared, HELD_OUT[name])]
         held_gold = [r["gold"] for r in measured]
         print(show(f"{'+'.join(args.measure)}, rules:", rates([r["rules"] for r in measured], held_gold)))

@@ -59,6 +59,7 @@ from extractors.reviews.forms import (
     split_for_submission,
 )
 from extractors.reviews.mentions import RECOMMENDED, Bibliography, MentionConfig, extract_review_mentions, mention_key
+from extractors.reviews.mentions.learned import load_model
 from extractors.reviews.mentions.names import NAME_SOURCE
 from extractors.reviews.mentions.spotting import DatabaseTitleSpotter
 from extractors.reviews.records import Candidate, MentionRecord, Review, Submission
@@ -928,6 +929,7 @@ def configure(request: RunRequest) -> Plan:
     build = partial(
         build_pipeline,
         config=CitationrConfig(candidate_years=options.candidate_years),
+        mentions=MentionConfig(name_model=_name_model(options.name_model)),
         match=MatchConfig(min_similarity=request.corpus.title_min_similarity),
         resolver=resolver,
         fields=ReviewFields(only=_names(options.review_fields), skip=_names(options.skip_review_fields)),
@@ -939,6 +941,16 @@ def configure(request: RunRequest) -> Plan:
         spot_titles=options.spot_database_titles,
     )
     return Plan(build, include_unresolved=options.export_unresolved)
+
+
+def _name_model(where: str) -> str:
+    """`--name_model`, checked before the run: "", "builtin" or a readable model file."""
+    if where:
+        try:
+            load_model(where)
+        except ValueError as error:
+            fail(f"--name_model: {error}")
+    return where
 
 
 CITATIONR = DatasetPipeline(

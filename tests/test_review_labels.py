@@ -19,6 +19,7 @@ from extractors.reviews.labels import (
     NEURIPS_TEST3_LABELS,
     NEURIPS_TEST4_LABELS,
     NEURIPS_TEST5_LABELS,
+    NEURIPS_TEST6_LABELS,
     WORK_FORMS,
     find_labelled_review,
     gold_review_labels,
@@ -134,6 +135,7 @@ def test_bad_label_files_are_refused(tmp_path, row, message):
         (NEURIPS_READ3_LABELS, 120, {"dev", "dev2"}),
         (NEURIPS_TEST4_LABELS, 90, {"test"}),
         (NEURIPS_TEST5_LABELS, 90, {"test"}),
+        (NEURIPS_TEST6_LABELS, 145, {"test"}),
     ],
 )
 def test_project_labels_name_real_reviews_and_words_they_contain(shared, path, size, parts):
@@ -148,7 +150,7 @@ def test_project_labels_name_real_reviews_and_words_they_contain(shared, path, s
             assert form in WORK_FORMS and work in review.text, (label.review_id, form)
 
 
-@pytest.mark.parametrize("name", ["test", "read", "test2", "read2", "test3", "read3", "test4", "test5"])
+@pytest.mark.parametrize("name", ["test", "read", "test2", "read2", "test3", "read3", "test4", "test5", "test6"])
 def test_project_labels_hold_exactly_the_seeded_sample(shared, name):
     """Each label file is the sample `bench/labels/sample_reviews.py` draws: the test one (seed, test part, 90
     official reviews, A 0-49, B 40-89), the read one (read parts, 120, A 0-64, B 55-119) and test2 (the test part
@@ -167,7 +169,7 @@ def test_project_labels_hold_exactly_the_seeded_sample(shared, name):
     assert len(sample) == chosen.size and {part(r.submission_id) for _, r in sample} <= set(chosen.parts)
     labels = read_review_labels(chosen.labels)
     assert set(labels) == set(chosen.batches) and module.mismatched(sample, labels, chosen) == []
-    assert module.mismatched(sample[1:] + sample[:1], labels, chosen) == ["A", "B"]  # a shifted sample is caught
+    assert module.mismatched(sample[1:] + sample[:1], labels, chosen) == sorted(chosen.batches)  # a shifted sample
     for earlier in chosen.after:
         assert not {r.review_id for _, r in sample} & {
             r.review_id for _, r in module.draw(shared, module.SAMPLES[earlier])
@@ -190,3 +192,21 @@ def test_rules_on_the_project_labels_stay_above_floor(shared):
     test3 = labelled_level(shared, paths=[NEURIPS_HELD_OUT["neurips_test3"]])["unread"]
     assert test3["precision"]["value"] >= 0.85 and test3["recall"]["value"] >= 0.65  # 0.89, 0.71
     assert test3["title_recall"]["value"] >= 0.78 and test3["work_recall"]["value"] >= 0.6  # 0.83, 0.66
+
+
+def test_rules_and_the_name_model_on_the_unread_samples_stay_above_floor(shared):
+    """Floors under the first look at test5 and test6 (235 reviews no rule or model was written on), pooled: the
+    rules 0.81 / 0.76, the learned name model (`--name_model builtin`) 0.82 / 0.83; title recall 0.85 either way."""
+    from extractors.reviews.mentions import MentionConfig, extract_review_mentions
+
+    config = MentionConfig(name_model="builtin")
+
+    def learned(review):
+        return extract_review_mentions(review.text, review.sections, config=config)
+
+    paths = [NEURIPS_TEST5_LABELS, NEURIPS_TEST6_LABELS]
+    rules, model = labelled_level(shared, paths=paths)["unread"], labelled_level(shared, learned, paths)["unread"]
+    assert rules["precision"]["value"] >= 0.78 and rules["recall"]["value"] >= 0.73  # 0.81 (67/83), 0.76 (67/88)
+    assert model["precision"]["value"] >= 0.79 and model["recall"]["value"] >= 0.8  # 0.82 (73/89), 0.83 (73/88)
+    assert model["recall"]["hits"] > rules["recall"]["hits"]
+    assert model["title_recall"]["value"] == rules["title_recall"]["value"] >= 0.82  # 0.85 (94/110): titles are rules'

@@ -15,6 +15,8 @@ class MentionConfig:
     max_reference_chars: int = 600
     already_cited_similarity: float = 0.9
     context_chars: int = 300
+    # "" (the rules decide names) or the learned name decision's model: "builtin" or a JSON file (`learned.py`)
+    name_model: str = ""
 
     def as_metadata(self) -> dict[str, object]:
         return asdict(self)

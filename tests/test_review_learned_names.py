@@ -1,0 +1,108 @@
+"""The learned name decision (`extractors/reviews/mentions/learned.py`) on hand-written reviews, with hand-set
+weights whose scores are worked out by hand, and its trainer's fit (`bench/name_model.py`) on a toy problem."""
+
+from __future__ import annotations
+
+import importlib.util
+import math
+import sys
+from pathlib import Path
+
+import pytest
+
+from extractors.reviews.mentions import MentionConfig, extract_review_mentions
+from extractors.reviews.mentions.learned import (
+    NameModel,
+    free_name_spans,
+    load_model,
+    name_features,
+    strictly_coined,
+)
+from extractors.reviews.mentions.shapes import ReviewText
+from extractors.reviews.records import RECOMMENDED
+
+
+def _spans(text: str, taken=()) -> list[str]:
+    review = ReviewText(text, (), MentionConfig())
+    return [text[s:e] for s, e in free_name_spans(review, list(taken))]
+
+
+def test_strictly_coined_tokens_by_hand():
+    assert [t for t in ("SinSR", "GPT-2", "BYOL", "Word2Vec", "ResNet") if strictly_coined(t)] == [
+        "SinSR",
+        "GPT-2",
+        "BYOL",
+        "Word2Vec",
+        "ResNet",
+    ]
+    # a plain capitalised word, a class plural, a quantity, a lower-case word: no free candidate
+    assert not any(strictly_coined(t) for t in ("Table", "However", "LLMs", "7B", "method"))
+
+
+def test_free_candidates_are_coined_runs_outside_other_mentions():
+    text = "The results of BYOL and GPT-2 matter. However, LLMs with Qwen2.5 3B or Qwen 2 differ. Table 3 lists SinSR."
+    # "Qwen2.5 3B": a coined token and the version after it; "Qwen 2": a plain word starts it, no free candidate
+    assert _spans(text) == ["BYOL", "GPT-2", "Qwen2.5 3B", "SinSR"]
+    start = text.index("GPT-2")
+    assert _spans(text, [(start, start + 5)]) == ["BYOL", "Qwen2.5 3B", "SinSR"]  # a mention found before
+
+
+def _model(tmp_path: Path, weights: dict[str, float], threshold: float = 0.5) -> str:
+    path = tmp_path / "model.json"
+    path.write_text(NameModel(weights, threshold).to_json())
+    return str(path)
+
+
+def test_the_model_decides_names_found_in_slots_and_anywhere(tmp_path):
+    """bias -2 and "missing" +4: a name in a sentence with "missing" scores sigmoid(2) = 0.88, recommended; one
+    without scores sigmoid(-2) = 0.12: a name the rules found stays (discussed), a free candidate is dropped."""
+    text = (
+        "Weaknesses: BYOL is missing from the comparison. "
+        "The method is compared with SimCLR in Table 2. We also see ResNet-50 features."
+    )
+    config = MentionConfig(name_model=_model(tmp_path, {"bias": -2.0, "w=missing": 4.0}))
+    found = {m.text: m for m in extract_review_mentions(text, config=config)}
+    assert found["BYOL"].kind == RECOMMENDED and found["BYOL"].reason == "learned_name"
+    assert found["SimCLR"].kind != RECOMMENDED and found["SimCLR"].reason == "learned_name_below"
+    assert "ResNet-50" not in found
+    rules = {m.text: m for m in extract_review_mentions(text)}
+    assert "BYOL" not in rules  # the rules' slots never see it: no lead before it
+
+
+def test_features_and_probability_by_hand():
+    model = NameModel({"bias": -1.0, "shape=caps": 0.5, "b1=with": 2.0}, 0.5)
+    text = "Please compare with BYOL."
+    from extractors.reviews.records import PaperMention
+
+    mention = PaperMention(20, 24, "BYOL", "name", context="Please compare with BYOL. || ", kind="discussed")
+    features = name_features(text, mention, {"BYOL": 1}, set())
+    assert {"bias", "shape=caps", "b1=with", "b2=compare", "w=please", "count=1", "in_slot"} <= set(features)
+    assert model.probability(features) == pytest.approx(1 / (1 + math.exp(-1.5)))
+    assert NameModel.from_json(model.to_json()) == model
+
+
+def test_an_unreadable_model_is_one_clear_error(tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json")
+    with pytest.raises(ValueError, match="name model"):
+        load_model(str(bad))
+    with pytest.raises(ValueError, match="cannot read"):
+        load_model(str(tmp_path / "absent.json"))
+    assert load_model("builtin").weights  # the shipped one reads
+
+
+def test_the_trainer_fits_a_toy_problem():
+    """Feature "a" on 20 positives, "b" on 20 negatives, both with "bias": by symmetry the bias is 0 and the L2
+    optimum of w_a = -w_b solves 20 (1 - sigmoid(w)) = l2 w, found here by bisection, independently of the fit."""
+    path = Path(__file__).resolve().parents[1] / "bench" / "name_model.py"
+    spec = importlib.util.spec_from_file_location("name_model_bench", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    weights = module.fit([["bias", "a"], ["bias", "b"]] * 20, [True, False] * 20, l2=1.0)
+    low, high = 0.0, 20.0
+    for _ in range(60):
+        middle = (low + high) / 2
+        low, high = (middle, high) if 20 * (1 - 1 / (1 + math.exp(-middle))) > middle else (low, middle)
+    assert weights["a"] == pytest.approx(low, abs=1e-3) and weights["b"] == pytest.approx(-low, abs=1e-3)
+    assert weights["bias"] == pytest.approx(0.0, abs=1e-3)
