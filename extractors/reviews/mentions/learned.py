@@ -131,7 +131,7 @@ def name_features(text: str, mention: PaperMention, counts: Counter[str], summar
         "bias",
         f"source={mention.source}",
         f"rule={mention.kind}:{mention.reason}",
-        f"section={(mention.section or 'none').lower().split()[0][:20]}",
+        f"section={((mention.section or '').lower().split() or ['none'])[0][:20]}",
         f"shape={_shape(mention.text)}",
         f"count={min(counts[mention.text], 4)}",
     ]
