@@ -302,7 +302,7 @@ def main(argv: list[str] | None = None) -> None:
     else:
         print(_table(result, args.split))
         for name, figures in (agreement or {}).items():
-            print(f"\n{name}, the reviews both annotators labelled: {json.dumps(figures)}")
+            print(f"\n{name}, the reviews two annotators labelled: {json.dumps(figures)}")
 
 
 if __name__ == "__main__":

@@ -27,44 +27,27 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from extractors.reviews.labels import (  # noqa: E402
-    NEURIPS_LABELS,
-    NEURIPS_READ2_LABELS,
-    NEURIPS_READ3_LABELS,
-    NEURIPS_READ_LABELS,
-    NEURIPS_TEST2_LABELS,
-    NEURIPS_TEST3_LABELS,
-    NEURIPS_TEST4_LABELS,
-    NEURIPS_TEST5_LABELS,
-    NEURIPS_TEST6_LABELS,
+    NEURIPS_SAMPLES,
     _occurrences,
     find_labelled_review,
     gold_review_labels,
     read_review_labels,
 )
-from extractors.reviews.mentions.classify import classify_mention  # noqa: E402
-from extractors.reviews.mentions.find import find_mentions  # noqa: E402
+from extractors.reviews.mentions import extract_review_mentions  # noqa: E402
 from extractors.reviews.mentions.learned import (  # noqa: E402
     FREE_REASON,
     LEARNED_SOURCES,
     MODEL_PATH,
     NameModel,
+    add_free_names,
     candidates_with_features,
-    free_name_mentions,
 )
 from extractors.reviews.mentions.shapes import overlaps  # noqa: E402
 from extractors.reviews.records import RECOMMENDED  # noqa: E402
 from extractors.shared_data import shared_data_dir  # noqa: E402
 
-SAMPLES = {
-    "read": NEURIPS_READ_LABELS,
-    "read2": NEURIPS_READ2_LABELS,
-    "read3": NEURIPS_READ3_LABELS,
-    "test": NEURIPS_LABELS,
-    "test2": NEURIPS_TEST2_LABELS,
-    "test3": NEURIPS_TEST3_LABELS,
-    "test4": NEURIPS_TEST4_LABELS,
-}
-HELD_OUT = {"test5": NEURIPS_TEST5_LABELS, "test6": NEURIPS_TEST6_LABELS}
+HELD_OUT = {name: NEURIPS_SAMPLES[name] for name in ("test5", "test6")}  # never read while the model was written
+SAMPLES = {name: path for name, path in NEURIPS_SAMPLES.items() if name not in HELD_OUT}  # the spent ones
 
 
 def review_rows(shared: Path, path: Path) -> list[dict]:
@@ -72,10 +55,8 @@ def review_rows(shared: Path, path: Path) -> list[dict]:
     rows = []
     for label in gold_review_labels(read_review_labels(path)).values():
         review = find_labelled_review(shared, label)
-        mentions = [classify_mention(m) for m in find_mentions(review.text, review.sections)]
-        mentions = sorted(
-            [*mentions, *free_name_mentions(review.text, review.sections, mentions)], key=lambda m: (m.start, m.end)
-        )
+        found = extract_review_mentions(review.text, review.sections)
+        mentions = add_free_names(review.text, review.sections, found)
         places = [span for work, _ in label.works for span in _occurrences(review.text, work)]
         candidates = candidates_with_features(review.text, mentions)
         rows.append(
@@ -115,6 +96,11 @@ def fit(features: list[list[str]], labels: list[bool], l2: float, steps: int = 4
     return {f: float(w[i]) for f, i in vocabulary.items()}
 
 
+def fit_rows(rows: list[dict], l2: float) -> dict[str, float]:
+    """`fit` over every candidate of the `review_rows`."""
+    return fit([f for r in rows for f in r["features"]], [y for r in rows for y in r["labels"]], l2)
+
+
 def decisions(rows: list[dict], model: NameModel) -> list[bool]:
     return [r["kept"] or any(model.probability(f) >= model.threshold for f in r["features"]) for r in rows]
 
@@ -126,11 +112,7 @@ def rates(predicted: list[bool], gold: list[bool]) -> tuple[int, int, int]:
 
 def crossfit(data: dict[str, list[dict]], l2: float) -> dict[str, dict[str, float]]:
     """Per sample, the weights fitted on every other sample."""
-    models = {}
-    for held in data:
-        train = [r for n in data if n != held for r in data[n]]
-        models[held] = fit([f for r in train for f in r["features"]], [y for r in train for y in r["labels"]], l2)
-    return models
+    return {held: fit_rows([r for n in data if n != held for r in data[n]], l2) for held in data}
 
 
 def show(label: str, counts: tuple[int, int, int]) -> str:
@@ -164,14 +146,13 @@ def main(argv: list[str] | None = None) -> None:
             predicted = [p for n in names for p in decisions(data[n], NameModel(models[n], threshold))]
             tp, pred, pos = rates(predicted, gold)
             print(show(f"model, cross-fitted, l2 {l2:g} threshold {threshold:g}:", (tp, pred, pos)), flush=True)
-            if best is None or 2 * tp / (pred + pos) > best[0]:
-                best = (2 * tp / (pred + pos), l2, threshold)
+            f1 = 2 * tp / (pred + pos)
+            if best is None or f1 > best[0]:
+                best = (f1, l2, threshold)
     _, l2, threshold = best
     print(f"chosen (best F1): l2 {l2:g}, threshold {threshold:g}")
     if args.measure or args.write:
-        rows = [r for n in names for r in data[n]]
-        weights = fit([f for r in rows for f in r["features"]], [y for r in rows for y in r["labels"]], l2)
-        model = NameModel(weights, threshold)
+        model = NameModel(fit_rows([r for n in names for r in data[n]], l2), threshold)
     if args.write:
         MODEL_PATH.write_text(model.to_json() + "\n", encoding="utf-8")
         print(f"wrote {MODEL_PATH} ({len(NameModel.from_json(model.to_json()).weights)} weights)")

@@ -538,9 +538,9 @@ class _ApplyNamesFn(TallyingFn):
 
 class ResolveNames(beam.PTransform):
     """`{"mentions", "papers"}` to `mentions` (and `tally`) with each recommended work named by name ("compare
-        with LoRA") resolved to the database paper whose title's head is that name ("LoRA: Low-Rank Adaptation of
-        ..."; `mapping.names`). The names' keys reach the database as a side input (a run's names are few), the
-        papers per key reach the mentions as another, where each mention chooses among those not dated after its
+    with LoRA") resolved to the database paper whose title's head is that name ("LoRA: Low-Rank Adaptation of
+    ..."; `mapping.names`). The names' keys reach the database as a side input (a run's names are few), the
+    papers per key reach the mentions as another, where each mention chooses among those not dated after its
     review; no worker holds the database."""
 
     def expand(self, inputs):

@@ -11,15 +11,7 @@ import pytest
 
 from extractors.reviews.labels import (
     NEURIPS_HELD_OUT,
-    NEURIPS_LABELS,
-    NEURIPS_READ2_LABELS,
-    NEURIPS_READ3_LABELS,
-    NEURIPS_READ_LABELS,
-    NEURIPS_TEST2_LABELS,
-    NEURIPS_TEST3_LABELS,
-    NEURIPS_TEST4_LABELS,
-    NEURIPS_TEST5_LABELS,
-    NEURIPS_TEST6_LABELS,
+    NEURIPS_SAMPLES,
     WORK_FORMS,
     find_labelled_review,
     gold_review_labels,
@@ -115,6 +107,17 @@ def test_label_agreement_by_hand(tmp_path):
     assert agreement["titles"] == [1, 2] and agreement["titles_f1"] == pytest.approx(0.667, abs=1e-3)
 
 
+def test_label_agreement_pools_every_pair_of_annotators(tmp_path):
+    """A third annotator C labels review 2 as suggesting nothing: pairs A-B (r1, r2), A-C (r2), B-C (r2) = 4.
+    Equal on A-B's two only: 0.5. First of each pair suggests 0, 1, 1, 1 (p1 0.75), second 0, 1, 0, 0 (p2 0.25);
+    expected 0.75 * 0.25 + 0.25 * 0.75 = 0.375; kappa (0.5 - 0.375) / 0.625 = 0.2. Titles: A-B as above (1, 2),
+    A-C (1, 0), B-C (2, 0): first lists 1 + 1 + 2 = 4, second 2."""
+    agreement = label_agreement(_write(tmp_path, [*ROWS, ("C", 2, 0, "", "")]))
+    assert agreement["reviews"] == 4 and agreement["suggests_equal"] == 0.5
+    assert agreement["suggests_kappa"] == pytest.approx(0.2)
+    assert agreement["titles"] == [4, 2]
+
+
 @pytest.mark.parametrize(
     ("row", "message"),
     [(("A", 0, 1, "LoRA", "acronym"), "form outside"), (("A", 0, 0, "LoRA", "name"), "suggests nothing")],
@@ -125,23 +128,23 @@ def test_bad_label_files_are_refused(tmp_path, row, message):
 
 
 @pytest.mark.parametrize(
-    "path,size,parts",
+    "name,size,parts",
     [
-        (NEURIPS_LABELS, 90, {"test"}),
-        (NEURIPS_READ_LABELS, 120, {"dev", "dev2"}),
-        (NEURIPS_TEST2_LABELS, 90, {"test"}),
-        (NEURIPS_READ2_LABELS, 120, {"dev", "dev2"}),
-        (NEURIPS_TEST3_LABELS, 90, {"test"}),
-        (NEURIPS_READ3_LABELS, 120, {"dev", "dev2"}),
-        (NEURIPS_TEST4_LABELS, 90, {"test"}),
-        (NEURIPS_TEST5_LABELS, 90, {"test"}),
-        (NEURIPS_TEST6_LABELS, 145, {"test"}),
+        ("test", 90, {"test"}),
+        ("read", 120, {"dev", "dev2"}),
+        ("test2", 90, {"test"}),
+        ("read2", 120, {"dev", "dev2"}),
+        ("test3", 90, {"test"}),
+        ("read3", 120, {"dev", "dev2"}),
+        ("test4", 90, {"test"}),
+        ("test5", 90, {"test"}),
+        ("test6", 145, {"test"}),
     ],
 )
-def test_project_labels_name_real_reviews_and_words_they_contain(shared, path, size, parts):
+def test_project_labels_name_real_reviews_and_words_they_contain(shared, name, size, parts):
     """Every labelled review is in the shared NeurIPS files, in its sample's parts, and every labelled work is
     written in its review, as the guideline asks."""
-    gold = gold_review_labels(read_review_labels(path))
+    gold = gold_review_labels(read_review_labels(NEURIPS_SAMPLES[name]))
     assert len(gold) == size
     for label in gold.values():
         review = find_labelled_review(shared, label)
@@ -150,7 +153,7 @@ def test_project_labels_name_real_reviews_and_words_they_contain(shared, path, s
             assert form in WORK_FORMS and work in review.text, (label.review_id, form)
 
 
-@pytest.mark.parametrize("name", ["test", "read", "test2", "read2", "test3", "read3", "test4", "test5", "test6"])
+@pytest.mark.parametrize("name", list(NEURIPS_SAMPLES))
 def test_project_labels_hold_exactly_the_seeded_sample(shared, name):
     """Each label file is the sample `bench/labels/sample_reviews.py` draws: the test one (seed, test part, 90
     official reviews, A 0-49, B 40-89), the read one (read parts, 120, A 0-64, B 55-119) and test2 (the test part
@@ -165,6 +168,7 @@ def test_project_labels_hold_exactly_the_seeded_sample(shared, name):
     sys.modules[spec.name] = module  # its dataclass looks its module up
     spec.loader.exec_module(module)
     chosen = module.SAMPLES[name]
+    assert chosen.labels == NEURIPS_SAMPLES[name]
     sample = module.draw(shared, chosen)
     assert len(sample) == chosen.size and {part(r.submission_id) for _, r in sample} <= set(chosen.parts)
     labels = read_review_labels(chosen.labels)
@@ -204,7 +208,7 @@ def test_rules_and_the_name_model_on_the_unread_samples_stay_above_floor(shared)
     def learned(review):
         return extract_review_mentions(review.text, review.sections, config=config)
 
-    paths = [NEURIPS_TEST5_LABELS, NEURIPS_TEST6_LABELS]
+    paths = [NEURIPS_SAMPLES["test5"], NEURIPS_SAMPLES["test6"]]
     rules, model = labelled_level(shared, paths=paths)["unread"], labelled_level(shared, learned, paths)["unread"]
     assert rules["precision"]["value"] >= 0.78 and rules["recall"]["value"] >= 0.73  # 0.81 (67/83), 0.76 (67/88)
     assert model["precision"]["value"] >= 0.79 and model["recall"]["value"] >= 0.8  # 0.82 (73/89), 0.83 (73/88)

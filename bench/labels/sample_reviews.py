@@ -38,15 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from extractors.reviews.forms import parse_review_file  # noqa: E402
 from extractors.reviews.labels import (  # noqa: E402
-    NEURIPS_LABELS,
-    NEURIPS_READ2_LABELS,
-    NEURIPS_READ3_LABELS,
-    NEURIPS_READ_LABELS,
-    NEURIPS_TEST2_LABELS,
-    NEURIPS_TEST3_LABELS,
-    NEURIPS_TEST4_LABELS,
-    NEURIPS_TEST5_LABELS,
-    NEURIPS_TEST6_LABELS,
+    NEURIPS_SAMPLES,
     READABLE,
     part,
     read_review_labels,
@@ -70,21 +62,25 @@ class Sample:
 
 
 SAMPLES = {
-    "test": Sample(("test",), 20261123, 90, {"A": (0, 50), "B": (40, 90)}, NEURIPS_LABELS),
-    "read": Sample(READABLE, 20261124, 120, {"A": (0, 65), "B": (55, 120)}, NEURIPS_READ_LABELS),
-    "test2": Sample(("test",), 20261125, 90, {"A": (0, 50), "B": (40, 90)}, NEURIPS_TEST2_LABELS, ("test",)),
-    "read2": Sample(READABLE, 20261126, 120, {"A": (0, 65), "B": (55, 120)}, NEURIPS_READ2_LABELS, ("read",)),
-    "test3": Sample(("test",), 20261127, 90, {"A": (0, 50), "B": (40, 90)}, NEURIPS_TEST3_LABELS, ("test", "test2")),
-    "read3": Sample(READABLE, 20261128, 120, {"A": (0, 65), "B": (55, 120)}, NEURIPS_READ3_LABELS, ("read", "read2")),
+    "test": Sample(("test",), 20261123, 90, {"A": (0, 50), "B": (40, 90)}, NEURIPS_SAMPLES["test"]),
+    "read": Sample(READABLE, 20261124, 120, {"A": (0, 65), "B": (55, 120)}, NEURIPS_SAMPLES["read"]),
+    "test2": Sample(("test",), 20261125, 90, {"A": (0, 50), "B": (40, 90)}, NEURIPS_SAMPLES["test2"], ("test",)),
+    "read2": Sample(READABLE, 20261126, 120, {"A": (0, 65), "B": (55, 120)}, NEURIPS_SAMPLES["read2"], ("read",)),
+    "test3": Sample(
+        ("test",), 20261127, 90, {"A": (0, 50), "B": (40, 90)}, NEURIPS_SAMPLES["test3"], ("test", "test2")
+    ),
+    "read3": Sample(
+        READABLE, 20261128, 120, {"A": (0, 65), "B": (55, 120)}, NEURIPS_SAMPLES["read3"], ("read", "read2")
+    ),
     "test4": Sample(
-        ("test",), 20261129, 90, {"A": (0, 50), "B": (40, 90)}, NEURIPS_TEST4_LABELS, ("test", "test2", "test3")
+        ("test",), 20261129, 90, {"A": (0, 50), "B": (40, 90)}, NEURIPS_SAMPLES["test4"], ("test", "test2", "test3")
     ),
     "test5": Sample(
         ("test",),
         20261130,
         90,
         {"A": (0, 50), "B": (40, 90)},
-        NEURIPS_TEST5_LABELS,
+        NEURIPS_SAMPLES["test5"],
         ("test", "test2", "test3", "test4"),
     ),
     "test6": Sample(
@@ -92,7 +88,7 @@ SAMPLES = {
         20261131,
         145,
         {"A": (0, 55), "B": (50, 100), "C": (95, 145)},
-        NEURIPS_TEST6_LABELS,
+        NEURIPS_SAMPLES["test6"],
         ("test", "test2", "test3", "test4", "test5"),
     ),
 }

@@ -19,12 +19,12 @@ Hand labels, three sources (all under `../shared/data/reviews`):
   names before any DISAPERE text was read. It is a proxy, wider than "recommends a paper": "more baselines
   should be compared" is a request about comparison that names no paper, which a miner of paper mentions
   cannot find, so its recall is a lower bound of the rules' own.
-- `neurips_labels` (this project's, `bench/labels/`): official NeurIPS 2023-2025 reviews in seeded samples, 240 of
-  the read parts (`read`, `read2`) and 90 of the `test` part, each labelled by an annotator (an AI agent that saw
-  only the guideline and the review): does it suggest specific literature, and which works, copied verbatim, with
-  their form (title, name, author-year, link, marker). Review-level precision and recall, title recall over the
-  works written as titles, work recall over all. `neurips_test2` and `neurips_test3`: two more samples of 90 of the
-  `test` part, each held out for a later round of rules and reported on its own.
+- `neurips_labels` (this project's, `bench/labels/`): official NeurIPS 2023-2025 reviews in seeded samples
+  (`NEURIPS_SAMPLES`), 360 of the read parts (`read`, `read2`, `read3`) and 90 of the `test` part, each labelled by
+  an annotator (an AI agent that saw only the guideline and the review): does it suggest specific literature, and
+  which works, copied verbatim, with their form (title, name, author-year, link, marker). Review-level precision and
+  recall, title recall over the works written as titles, work recall over all. `neurips_test2` to `neurips_test6`:
+  more samples of the `test` part, each held out for a later round and reported on its own.
 
 Parts, by the SHA-1 of the submission (forum) id, the same for every source: `dev` (even), `dev2` (1 mod 4),
 `test` (3 mod 4). The rules' first round was written reading `dev` of the review-citation-bias files, the
@@ -464,6 +464,18 @@ rules with the names' year guard, and the learned name decision of `bench/name_m
 NEURIPS_TEST6_LABELS = NEURIPS_LABELS.with_name("neurips-2023-2025-test6.csv")
 """The last 145 official reviews of the `test` part (none of the first five test samples'), labelled by three
 annotators under the guideline's decided cases: held out, with `NEURIPS_TEST5_LABELS`, for what comes after round 3."""
+NEURIPS_SAMPLES = {
+    "test": NEURIPS_LABELS,
+    "read": NEURIPS_READ_LABELS,
+    "test2": NEURIPS_TEST2_LABELS,
+    "read2": NEURIPS_READ2_LABELS,
+    "test3": NEURIPS_TEST3_LABELS,
+    "read3": NEURIPS_READ3_LABELS,
+    "test4": NEURIPS_TEST4_LABELS,
+    "test5": NEURIPS_TEST5_LABELS,
+    "test6": NEURIPS_TEST6_LABELS,
+}
+"""Every labelled sample's file by its name (`bench/labels/sample_reviews.py --sample NAME`), in the order drawn."""
 NEURIPS_LABEL_FILES = (NEURIPS_READ_LABELS, NEURIPS_READ2_LABELS, NEURIPS_READ3_LABELS, NEURIPS_LABELS)
 NEURIPS_HELD_OUT = {
     "neurips_test2": NEURIPS_TEST2_LABELS,
@@ -611,23 +623,28 @@ def _show_labelled_errors(
 
 
 def label_agreement(path: Path = NEURIPS_LABELS) -> dict[str, object]:
-    """How far two annotators agree on the reviews both labelled: `suggests` (share equal, Cohen's kappa) and the
-    titles (F1 of the two title lists matched at LCS >= 0.9: each list's found share, the harmonic mean)."""
+    """How far the annotators agree on the reviews two of them labelled (every pair of annotators, pooled):
+    `suggests` (share equal, Cohen's kappa) and the titles (F1 of the two title lists matched at LCS >= 0.9: each
+    list's found share, the harmonic mean)."""
     labels = read_review_labels(path)
-    if len(labels) < 2:
+    both = [
+        (labels[a][r], labels[b][r])
+        for index, a in enumerate(sorted(labels))
+        for b in sorted(labels)[index + 1 :]
+        for r in sorted(set(labels[a]) & set(labels[b]))
+    ]
+    if not both:
         return {"reviews": 0}
-    first, second = (labels[a] for a in sorted(labels)[:2])
-    both = sorted(set(first) & set(second))
-    pairs = [(first[r].suggests, second[r].suggests) for r in both]
+    pairs = [(first.suggests, second.suggests) for first, second in both]
     n = len(pairs)
-    observed = sum(a == b for a, b in pairs) / n if n else 0.0
-    p1 = sum(a for a, _ in pairs) / n if n else 0.0
-    p2 = sum(b for _, b in pairs) / n if n else 0.0
+    observed = sum(a == b for a, b in pairs) / n
+    p1 = sum(a for a, _ in pairs) / n
+    p2 = sum(b for _, b in pairs) / n
     expected = p1 * p2 + (1 - p1) * (1 - p2)
-    kappa = (observed - expected) / (1 - expected) if n and expected < 1 else 1.0
+    kappa = (observed - expected) / (1 - expected) if expected < 1 else 1.0
     found_12 = total_1 = found_21 = total_2 = 0
-    for review_id in both:
-        f, t, c, e = match_titles(second[review_id].titles(), first[review_id].titles())
+    for first, second in both:
+        f, t, c, e = match_titles(second.titles(), first.titles())
         found_12, total_1, found_21, total_2 = found_12 + f, total_1 + t, found_21 + c, total_2 + e
     r12 = found_12 / total_1 if total_1 else 1.0
     r21 = found_21 / total_2 if total_2 else 1.0

@@ -10,7 +10,7 @@ from extractors.records import CounterFn, no_count
 from extractors.reviews.mentions.classify import NO_BIBLIOGRAPHY, Bibliography, classify_mention
 from extractors.reviews.mentions.config import DEFAULT_CONFIG, MentionConfig
 from extractors.reviews.mentions.context import context_for
-from extractors.reviews.mentions.learned import decide_names, free_name_mentions, load_model
+from extractors.reviews.mentions.learned import add_free_names, decide_names, load_model
 from extractors.reviews.mentions.names import add_names
 from extractors.reviews.mentions.prose import add_author_years, add_identifiers, add_named_works, add_prose_titles
 from extractors.reviews.mentions.quoted import quoted_title_mentions
@@ -60,9 +60,8 @@ def extract_review_mentions(
     in it too; with `config.name_model`, the names found anywhere and decided by the learned model, `learned.py`)."""
     found = [classify_mention(m, bibliography, config) for m in find_mentions(text, sections, config, count, spotter)]
     if config.name_model:
-        free = free_name_mentions(text, sections, found, config, bibliography)
         found = decide_names(
-            text, sorted([*found, *free], key=lambda m: (m.start, m.end)), load_model(config.name_model)
+            text, add_free_names(text, sections, found, config, bibliography), load_model(config.name_model)
         )
     for mention in found:
         count(f"mentions:{mention.source}", 1)

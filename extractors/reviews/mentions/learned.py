@@ -80,7 +80,9 @@ def free_name_spans(review: ReviewText, taken: Sequence[tuple[int, int]]) -> lis
         end = words[0][1] if words else match.end()
         for start, stop in words[1:]:
             token = review.text[start:stop]
-            if not (_coined(token) and not token[:1].isupper() or strictly_coined(token) or _VERSION.fullmatch(token)):
+            if not (
+                (_coined(token) and not token[:1].isupper()) or strictly_coined(token) or _VERSION.fullmatch(token)
+            ):
                 break
             end = stop
         if end <= match.start() or review.is_claimed(match.start(), end) or overlaps(match.start(), end, taken):
@@ -106,6 +108,19 @@ def free_name_mentions(
         mention = classify_mention(replace(mention, context=context_for(text, mention, config)), bibliography, config)
         found.append(replace(mention, reason=f"{FREE_REASON}_{mention.reason}"))
     return found
+
+
+def add_free_names(
+    text: str,
+    sections: Sequence[tuple[int, str]],
+    found: Sequence[PaperMention],
+    config: MentionConfig = DEFAULT_CONFIG,
+    bibliography: Bibliography = NO_BIBLIOGRAPHY,
+) -> list[PaperMention]:
+    """A review's classified mentions `found` and its free candidates (`free_name_mentions`), in text order: what
+    the model decides among."""
+    free = free_name_mentions(text, sections, found, config, bibliography)
+    return sorted([*found, *free], key=lambda m: (m.start, m.end))
 
 
 def _shape(text: str) -> str:
