@@ -10,6 +10,7 @@ import json
 import pytest
 
 from extractors.reviews.labels import (
+    LABELLED_SAMPLES,
     NEURIPS_HELD_OUT,
     NEURIPS_SAMPLES,
     WORK_FORMS,
@@ -139,12 +140,13 @@ def test_bad_label_files_are_refused(tmp_path, row, message):
         ("test4", 90, {"test"}),
         ("test5", 90, {"test"}),
         ("test6", 145, {"test"}),
+        ("disapere_test", 135, {"test"}),
     ],
 )
 def test_project_labels_name_real_reviews_and_words_they_contain(shared, name, size, parts):
-    """Every labelled review is in the shared NeurIPS files, in its sample's parts, and every labelled work is
-    written in its review, as the guideline asks."""
-    gold = gold_review_labels(read_review_labels(NEURIPS_SAMPLES[name]))
+    """Every labelled review is in the shared review files (NeurIPS's; DISAPERE's for `disapere_test`), in its
+    sample's parts, and every labelled work is written in its review, as the guideline asks."""
+    gold = gold_review_labels(read_review_labels(LABELLED_SAMPLES[name]))
     assert len(gold) == size
     for label in gold.values():
         review = find_labelled_review(shared, label)
@@ -153,11 +155,12 @@ def test_project_labels_name_real_reviews_and_words_they_contain(shared, name, s
             assert form in WORK_FORMS and work in review.text, (label.review_id, form)
 
 
-@pytest.mark.parametrize("name", list(NEURIPS_SAMPLES))
+@pytest.mark.parametrize("name", list(LABELLED_SAMPLES))
 def test_project_labels_hold_exactly_the_seeded_sample(shared, name):
     """Each label file is the sample `bench/labels/sample_reviews.py` draws: the test one (seed, test part, 90
     official reviews, A 0-49, B 40-89), the read one (read parts, 120, A 0-64, B 55-119) and test2 (the test part
-    less the test sample's reviews, 90; none of them in the test sample)."""
+    less the test sample's reviews, 90; none of them in the test sample), ..., and DISAPERE's (every one of its 135
+    test-part reviews, counted here independently of the sampler)."""
     import importlib.util
     import sys
     from pathlib import Path
@@ -168,12 +171,20 @@ def test_project_labels_hold_exactly_the_seeded_sample(shared, name):
     sys.modules[spec.name] = module  # its dataclass looks its module up
     spec.loader.exec_module(module)
     chosen = module.SAMPLES[name]
-    assert chosen.labels == NEURIPS_SAMPLES[name]
+    assert chosen.labels == LABELLED_SAMPLES[name]
     sample = module.draw(shared, chosen)
     assert len(sample) == chosen.size and {part(r.submission_id) for _, r in sample} <= set(chosen.parts)
     labels = read_review_labels(chosen.labels)
     assert set(labels) == set(chosen.batches) and module.mismatched(sample, labels, chosen) == []
     assert module.mismatched(sample[1:] + sample[:1], labels, chosen) == sorted(chosen.batches)  # a shifted sample
+    if name == "disapere_test":
+        everyone = [
+            record["metadata"]["review_id"]
+            for path in sorted((shared / "reviews" / "disapere-iclr-2019-2020" / "final_dataset").glob("*/*.json"))
+            for record in [json.loads(path.read_text())]
+            if part(record["metadata"]["forum_id"]) == "test"
+        ]
+        assert len(everyone) == 135 and sorted(everyone) == sorted(r.review_id for _, r in sample)
     for earlier in chosen.after:
         assert not {r.review_id for _, r in sample} & {
             r.review_id for _, r in module.draw(shared, module.SAMPLES[earlier])

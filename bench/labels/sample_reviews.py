@@ -1,6 +1,6 @@
 """Draw the labelled NeurIPS reviews' samples again, and write them out for annotators.
 
-Eight samples of the official reviews of `../shared/data/reviews/neurips-openreview-2023-2025`, in file order, then
+Nine samples of the official reviews of `../shared/data/reviews/neurips-openreview-2023-2025`, in file order, then
 `random.Random(seed).sample(reviews, size)`:
 - `test` (`neurips-2023-2025-test.csv`): submissions of the `test` part (`extractors.reviews.labels.part`: SHA-1 of
   the submission id = 3 mod 4, never read while writing the rules); 90 reviews, annotator A labels 0-49, B 40-89;
@@ -20,6 +20,11 @@ Eight samples of the official reviews of `../shared/data/reviews/neurips-openrev
 - `test6` (`neurips-2023-2025-test6.csv`): the last 145 reviews of the `test` part, none of the first five test
   samples', A 0-54, B 50-99, C 95-144, labelled under the decided cases: held out with `test5`.
 
+One sample of another venue: `disapere_test` (`disapere-iclr-2019-2020-test.csv`): every one of the 135 ICLR
+2019-2020 reviews of DISAPERE (`../shared/data/reviews/disapere-iclr-2019-2020`) in the `test` part, in the order of
+`random.Random(20261201)`, A 0-49, B 45-94, C 90-134, labelled under the decided cases: held out since the NeurIPS
+test part ran out; neither its text nor its DISAPERE labels were read while writing the rules.
+
     python bench/labels/sample_reviews.py --out /tmp/annot             # batch_A/NNN.txt, batch_B/NNN.txt, sample.json
     python bench/labels/sample_reviews.py --check                      # the label file holds exactly this sample
     python bench/labels/sample_reviews.py --sample read --check
@@ -38,6 +43,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from extractors.reviews.forms import parse_review_file  # noqa: E402
 from extractors.reviews.labels import (  # noqa: E402
+    LABELLED_SAMPLES,
     NEURIPS_SAMPLES,
     READABLE,
     part,
@@ -47,6 +53,7 @@ from extractors.reviews.records import Review  # noqa: E402
 from extractors.shared_data import shared_data_dir  # noqa: E402
 
 SOURCE = Path("reviews") / "neurips-openreview-2023-2025"
+DISAPERE = Path("reviews") / "disapere-iclr-2019-2020" / "final_dataset"
 
 
 @dataclass(frozen=True)
@@ -59,6 +66,9 @@ class Sample:
     batches: dict[str, tuple[int, int]]
     labels: Path
     after: tuple[str, ...] = ()  # samples drawn before from the same reviews, whose reviews this one leaves out
+    source: Path = SOURCE  # the review files, relative to the shared folder
+    pattern: str = "*/*.json"
+    venue: str = ""  # the venue the annotators are told; "" = the review file's folder (neurips_2023, ...)
 
 
 SAMPLES = {
@@ -91,13 +101,22 @@ SAMPLES = {
         NEURIPS_SAMPLES["test6"],
         ("test", "test2", "test3", "test4", "test5"),
     ),
+    "disapere_test": Sample(
+        ("test",),
+        20261201,
+        135,
+        {"A": (0, 50), "B": (45, 95), "C": (90, 135)},
+        LABELLED_SAMPLES["disapere_test"],
+        source=DISAPERE,
+        venue="ICLR 2019-2020 (DISAPERE)",
+    ),
 }
 
 
 def draw(shared: Path, sample: Sample = SAMPLES["test"]) -> list[tuple[str, Review]]:
     """(file relative to `shared`, review) of the sample, in sample order."""
     reviews = []
-    for path in sorted((shared / SOURCE).glob("*/*.json")):
+    for path in sorted((shared / sample.source).glob(sample.pattern)):
         if path.name == "manifest.json":
             continue
         for item in parse_review_file(path.read_bytes(), str(path)):
@@ -139,7 +158,7 @@ def main(argv: list[str] | None = None) -> None:
             folder.mkdir(parents=True, exist_ok=True)
             for index in range(low, high):
                 file, review = sample[index]
-                venue = Path(file).parent.name
+                venue = chosen.venue or Path(file).parent.name
                 header = f"review_id: {review.review_id}\nsubmission: {review.submission_id}\nvenue: {venue}"
                 (folder / f"{index:03d}.txt").write_text(f"{header}\n\n{review.text}\n")
         listing = [

@@ -476,6 +476,12 @@ NEURIPS_SAMPLES = {
     "test6": NEURIPS_TEST6_LABELS,
 }
 """Every labelled sample's file by its name (`bench/labels/sample_reviews.py --sample NAME`), in the order drawn."""
+DISAPERE_TEST_LABELS = NEURIPS_LABELS.with_name("disapere-iclr-2019-2020-test.csv")
+"""Every one of DISAPERE's 135 ICLR 2019-2020 reviews in the `test` part, labelled under the same guideline and its
+decided cases by three annotators (2026-11-24): another venue and other years, held out since the NeurIPS test part
+ran out; neither the reviews' text nor their DISAPERE labels were read while writing the rules."""
+LABELLED_SAMPLES = {**NEURIPS_SAMPLES, "disapere_test": DISAPERE_TEST_LABELS}
+"""Every labelled sample, NeurIPS's and the other venues'."""
 NEURIPS_LABEL_FILES = (NEURIPS_READ_LABELS, NEURIPS_READ2_LABELS, NEURIPS_READ3_LABELS, NEURIPS_LABELS)
 NEURIPS_HELD_OUT = {
     "neurips_test2": NEURIPS_TEST2_LABELS,
