@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from extractors.reviews.labels import (  # noqa: E402
     BIAS,
     FOUND_AT,
-    NEURIPS_HELD_OUT,
+    HELD_OUT_LABELS,
     NEURIPS_LABEL_FILES,
     READABLE,
     REVIEW_LABELS,
@@ -168,6 +168,12 @@ def learned_extract(score: Callable[[PaperMention], float]) -> Callable:
     return extract
 
 
+def _held_out_title(name: str) -> str:
+    """`neurips_test5` -> "NeurIPS labelled, test5"; `disapere_test` -> "DISAPERE (ICLR) labelled, test"."""
+    source, _, sample = name.partition("_")
+    return f"{'DISAPERE (ICLR)' if source == 'disapere' else 'NeurIPS'} labelled, {sample}"
+
+
 def _table(result: dict[str, dict], split: str) -> str:
     """The figures as a Markdown table: one row per measure, one column per group."""
     columns = ("dev", "dev2", "test", "read", "unread", "all") if split == "all" else (split,)
@@ -187,8 +193,8 @@ def _table(result: dict[str, dict], split: str) -> str:
         ("neurips_labels", "title_recall", "NeurIPS labelled: title recall (works written as a title)"),
         ("neurips_labels", "work_recall", "NeurIPS labelled: work recall (every form: title, name, link, ...)"),
         *(
-            (name, key, f"NeurIPS labelled, {name.split('_')[1]}: {label}")
-            for name in NEURIPS_HELD_OUT
+            (name, key, f"{_held_out_title(name)}: {label}")
+            for name in HELD_OUT_LABELS
             for key, label in (
                 ("precision", "review precision"),
                 ("recall", "review recall"),
@@ -288,10 +294,10 @@ def main(argv: list[str] | None = None) -> None:
     agreement = (
         {
             path.stem: label_agreement(path)
-            for path in (*NEURIPS_LABEL_FILES, *NEURIPS_HELD_OUT.values())
+            for path in (*NEURIPS_LABEL_FILES, *HELD_OUT_LABELS.values())
             if path.is_file()
         }
-        if {"neurips_labels", *NEURIPS_HELD_OUT} & set(result)
+        if {"neurips_labels", *HELD_OUT_LABELS} & set(result)
         else None
     )
     if args.json:

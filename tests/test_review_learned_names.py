@@ -12,6 +12,8 @@ import pytest
 
 from extractors.reviews.mentions import MentionConfig, extract_review_mentions
 from extractors.reviews.mentions.learned import (
+    ALL_SOURCES,
+    LEARNED_SOURCES,
     NameModel,
     free_name_spans,
     load_model,
@@ -47,9 +49,9 @@ def test_free_candidates_are_coined_runs_outside_other_mentions():
     assert _spans(text, [(start, start + 5)]) == ["BYOL", "Qwen2.5 3B", "SinSR"]  # a mention found before
 
 
-def _model(tmp_path: Path, weights: dict[str, float], threshold: float = 0.5) -> str:
+def _model(tmp_path: Path, weights: dict[str, float], threshold: float = 0.5, sources=LEARNED_SOURCES) -> str:
     path = tmp_path / "model.json"
-    path.write_text(NameModel(weights, threshold).to_json())
+    path.write_text(NameModel(weights, threshold, sources).to_json())
     return str(path)
 
 
@@ -69,6 +71,31 @@ def test_the_model_decides_names_found_in_slots_and_anywhere(tmp_path):
     assert "BYOL" not in rules  # the rules' slots never see it: no lead before it
 
 
+def test_a_model_over_every_source_decides_titles_too(tmp_path):
+    """A model that says it decides every source (`ALL_SOURCES`): bias -2, a quoted title +1 (sigmoid(-1) = 0.27,
+    below 0.5), "missing" +4. The rules recommend both quoted titles (each after a request cue); the model keeps the
+    one in a sentence with "missing" (sigmoid(3) = 0.95) and makes the other discussed (reason `learned_below`); a
+    names-only model (no `sources` in its file) leaves titles to the rules."""
+    text = (
+        'The paper misses "Deep Residual Learning for Image Recognition" entirely. '
+        'Please also cite "Attention Is All You Need".'
+    )
+    rules = {m.title: m for m in extract_review_mentions(text) if m.source == "quoted_title"}
+    assert {t for t, m in rules.items() if m.kind == RECOMMENDED} == set(rules) and len(rules) == 2
+    weights = {"bias": -2.0, "source=quoted_title": 1.0, "w=misses": 4.0}
+    every = MentionConfig(name_model=_model(tmp_path, weights, sources=ALL_SOURCES))
+    found = {m.title: m for m in extract_review_mentions(text, config=every) if m.source == "quoted_title"}
+    residual, attention = found["Deep Residual Learning for Image Recognition"], found["Attention Is All You Need"]
+    assert residual.kind == RECOMMENDED and residual.reason == "learned"
+    assert attention.kind != RECOMMENDED and attention.reason == "learned_below"
+    (tmp_path / "names").mkdir()
+    names = MentionConfig(name_model=_model(tmp_path / "names", weights))
+    kept = {m.title: m.kind for m in extract_review_mentions(text, config=names) if m.source == "quoted_title"}
+    assert kept == {t: m.kind for t, m in rules.items()}
+    assert '"sources"' not in NameModel(weights, 0.5).to_json()  # a names model's file stays as before
+    assert NameModel.from_json(NameModel(weights, 0.5, ALL_SOURCES).to_json()).sources == ALL_SOURCES
+
+
 def test_features_and_probability_by_hand():
     model = NameModel({"bias": -1.0, "shape=caps": 0.5, "b1=with": 2.0}, 0.5)
     text = "Please compare with BYOL."
@@ -76,7 +103,9 @@ def test_features_and_probability_by_hand():
 
     mention = PaperMention(20, 24, "BYOL", "name", context="Please compare with BYOL. || ", kind="discussed")
     features = name_features(text, mention, {"BYOL": 1}, set())
-    assert {"bias", "shape=caps", "b1=with", "b2=compare", "w=please", "count=1", "in_slot"} <= set(features)
+    assert {"bias", "shape=caps", "b1=with", "b2=compare", "w=please", "count=1", "in_slot", "length=1"} <= set(
+        features
+    )
     assert model.probability(features) == pytest.approx(1 / (1 + math.exp(-1.5)))
     assert NameModel.from_json(model.to_json()) == model
 

@@ -399,10 +399,12 @@ SOURCES = (
     "neurips_test4",
     "neurips_test5",
     "neurips_test6",
+    "disapere_test",
 )
 """Every label source `evaluate` measures: `neurips_labels` is the read samples and the first test sample of the
-labelled NeurIPS reviews; `neurips_test2` to `neurips_test6`, the later test samples, are each reported on their
-own (`NEURIPS_HELD_OUT`), since each was held out for a later round of rules."""
+labelled NeurIPS reviews; `neurips_test2` to `neurips_test6`, the later test samples, and `disapere_test` (ICLR
+2019-2020 reviews labelled under the same guideline) are each reported on their own (`HELD_OUT_LABELS`), since each
+was held out for a later round of rules."""
 
 
 def evaluate(
@@ -425,7 +427,7 @@ def evaluate(
         result["disapere"] = disapere_level(shared, show_errors, extract)
     if "neurips_labels" in wanted and any(path.is_file() for path in NEURIPS_LABEL_FILES):
         result["neurips_labels"] = labelled_level(shared, extract, show_errors=show_errors)
-    for name, path in NEURIPS_HELD_OUT.items():
+    for name, path in HELD_OUT_LABELS.items():
         if name in wanted and path.is_file():
             result[name] = labelled_level(shared, extract, [path])
     return result
@@ -490,6 +492,8 @@ NEURIPS_HELD_OUT = {
     "neurips_test5": NEURIPS_TEST5_LABELS,
     "neurips_test6": NEURIPS_TEST6_LABELS,
 }
+HELD_OUT_LABELS = {**NEURIPS_HELD_OUT, "disapere_test": DISAPERE_TEST_LABELS}
+"""The label files `evaluate` reports one by one."""
 WORK_FORMS = ("title", "name", "author_year", "link", "marker")
 
 

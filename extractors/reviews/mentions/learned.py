@@ -43,6 +43,16 @@ from extractors.reviews.records import ALREADY_CITED, DISCUSSED, RECOMMENDED, Pa
 BUILTIN = "builtin"  # `MentionConfig.name_model`: the model shipped beside this module
 MODEL_PATH = Path(__file__).with_name("name_model.json")
 LEARNED_SOURCES = (NAME_SOURCE, "named_work")  # the mentions the model decides
+ALL_SOURCES = (
+    NAME_SOURCE,
+    "named_work",
+    "reference_entry",
+    "quoted_title",
+    "prose_title",
+    "identifier",
+    "author_year",
+    "database_title",
+)  # every mention source: what a model deciding every mention decides
 FREE_REASON = "free"  # a candidate found outside a work slot, before it is decided
 
 _STRICT_WORD = re.compile(r"(?<![A-Za-z0-9\-_/.@#])[A-Za-z][A-Za-z0-9]*(?:[-.+][A-Za-z0-9]+)*")
@@ -134,6 +144,11 @@ def _shape(text: str) -> str:
     return "title" if letters[:1].isupper() else "lower"
 
 
+def _length(text: str) -> str:
+    n = len(text.split())
+    return "1" if n == 1 else "2-3" if n <= 3 else "4-9" if n <= 9 else "10+"
+
+
 def _words(text: str) -> list[str]:
     return _SENTENCE_WORD.findall(text.lower())
 
@@ -149,6 +164,7 @@ def name_features(text: str, mention: PaperMention, counts: Counter[str], summar
         f"section={((mention.section or '').lower().split() or ['none'])[0][:20]}",
         f"shape={_shape(mention.text)}",
         f"count={min(counts[mention.text], 4)}",
+        f"length={_length(mention.text)}",
     ]
     if mention.text in summary_names and (mention.section or "").lower() not in ("summary",):
         features.append("also_in_summary")
@@ -174,10 +190,13 @@ def name_features(text: str, mention: PaperMention, counts: Counter[str], summar
 
 @dataclass(frozen=True)
 class NameModel:
-    """A logistic regression over `name_features` (feature -> weight), and the threshold it decides at."""
+    """A logistic regression over `name_features` (feature -> weight), the threshold it decides at, and the mention
+    sources it decides (`LEARNED_SOURCES`, the names, unless the model says otherwise: `ALL_SOURCES` for a model
+    that decides every mention)."""
 
     weights: dict[str, float]
     threshold: float
+    sources: tuple[str, ...] = LEARNED_SOURCES
 
     def probability(self, features: Iterable[str]) -> float:
         score = sum(self.weights.get(f, 0.0) for f in features)
@@ -185,12 +204,16 @@ class NameModel:
 
     def to_json(self) -> str:
         kept = {f: round(w, 4) for f, w in sorted(self.weights.items()) if abs(w) >= 1e-3}
-        return json.dumps({"threshold": self.threshold, "weights": kept}, sort_keys=True, separators=(",", ":"))
+        data: dict[str, object] = {"threshold": self.threshold, "weights": kept}
+        if self.sources != LEARNED_SOURCES:
+            data["sources"] = list(self.sources)
+        return json.dumps(data, sort_keys=True, separators=(",", ":"))
 
     @classmethod
     def from_json(cls, text: str) -> NameModel:
         data = json.loads(text)
-        return cls({str(f): float(w) for f, w in data["weights"].items()}, float(data["threshold"]))
+        sources = tuple(str(s) for s in data.get("sources", LEARNED_SOURCES))
+        return cls({str(f): float(w) for f, w in data["weights"].items()}, float(data["threshold"]), sources)
 
 
 @lru_cache(maxsize=4)
@@ -203,10 +226,12 @@ def load_model(where: str) -> NameModel:
         raise ValueError(f"name model {where!r}: cannot read {path}: {error}") from error
 
 
-def candidates_with_features(text: str, mentions: Sequence[PaperMention]) -> list[tuple[PaperMention, list[str]]]:
-    """The mentions the model decides (`LEARNED_SOURCES`, classified by the rules, free ones included), each with its
+def candidates_with_features(
+    text: str, mentions: Sequence[PaperMention], sources: Sequence[str] = LEARNED_SOURCES
+) -> list[tuple[PaperMention, list[str]]]:
+    """The mentions the model decides (of `sources`, classified by the rules, free ones included), each with its
     features."""
-    chosen = [m for m in mentions if m.source in LEARNED_SOURCES]
+    chosen = [m for m in mentions if m.source in sources]
     counts = Counter(m.text for m in chosen)
     summary = {m.text for m in chosen if (m.section or "").lower().startswith("summary")}
     return [(m, name_features(text, m, counts, summary)) for m in chosen]
@@ -216,7 +241,7 @@ def decide_names(text: str, mentions: Sequence[PaperMention], model: NameModel) 
     """`mentions` with each name's kind decided by the model (a name already cited stays so); a free candidate the
     model does not recommend is dropped (it is a coined token, not a mention the rules found)."""
     decided: dict[int, PaperMention | None] = {}
-    for mention, features in candidates_with_features(text, mentions):
+    for mention, features in candidates_with_features(text, mentions, model.sources):
         free = mention.reason.startswith(FREE_REASON)
         if mention.kind == ALREADY_CITED:
             continue
@@ -224,9 +249,10 @@ def decide_names(text: str, mentions: Sequence[PaperMention], model: NameModel) 
         if free and not wanted:
             decided[id(mention)] = None
             continue
+        reason = "learned_name" if mention.source in LEARNED_SOURCES else "learned"
         decided[id(mention)] = replace(
             mention,
             kind=RECOMMENDED if wanted else DISCUSSED,
-            reason="learned_name" if wanted else "learned_name_below",
+            reason=reason if wanted else f"{reason}_below",
         )
     return [m for m in (decided.get(id(m), m) for m in mentions) if m is not None]
