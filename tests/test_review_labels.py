@@ -210,8 +210,10 @@ def test_rules_on_the_project_labels_stay_above_floor(shared):
 
 
 def test_rules_and_the_name_model_on_the_unread_samples_stay_above_floor(shared):
-    """Floors under the first look at test5 and test6 (235 reviews no rule or model was written on), pooled: the
-    rules 0.81 / 0.76, the learned name model (`--name_model builtin`) 0.82 / 0.83; title recall 0.85 either way."""
+    """Floors under the first looks: the rules on test5 and test6 (235 reviews, pooled: 0.81 / 0.76, title recall
+    0.85), and on disapere_test (135 ICLR 2019-2020 reviews, another venue) the rules (0.84 / 0.62, title recall
+    0.73) and the learned name model refit on the nine NeurIPS samples (`--name_model builtin`: 0.89 / 0.64).
+    The model was trained on test5 and test6 since, so its figures there are not a floor of anything."""
     from extractors.reviews.mentions import MentionConfig, extract_review_mentions
 
     config = MentionConfig(name_model="builtin")
@@ -219,9 +221,12 @@ def test_rules_and_the_name_model_on_the_unread_samples_stay_above_floor(shared)
     def learned(review):
         return extract_review_mentions(review.text, review.sections, config=config)
 
-    paths = [NEURIPS_SAMPLES["test5"], NEURIPS_SAMPLES["test6"]]
-    rules, model = labelled_level(shared, paths=paths)["unread"], labelled_level(shared, learned, paths)["unread"]
+    rules = labelled_level(shared, paths=[NEURIPS_SAMPLES["test5"], NEURIPS_SAMPLES["test6"]])["unread"]
     assert rules["precision"]["value"] >= 0.78 and rules["recall"]["value"] >= 0.73  # 0.81 (67/83), 0.76 (67/88)
-    assert model["precision"]["value"] >= 0.79 and model["recall"]["value"] >= 0.8  # 0.82 (73/89), 0.83 (73/88)
+    assert rules["title_recall"]["value"] >= 0.82  # 0.85 (94/110)
+    iclr = [LABELLED_SAMPLES["disapere_test"]]
+    rules, model = labelled_level(shared, paths=iclr)["unread"], labelled_level(shared, learned, iclr)["unread"]
+    assert rules["precision"]["value"] >= 0.8 and rules["recall"]["value"] >= 0.58  # 0.84 (38/45), 0.62 (38/61)
+    assert model["precision"]["value"] >= 0.85 and model["recall"]["value"] >= 0.6  # 0.89 (39/44), 0.64 (39/61)
     assert model["recall"]["hits"] > rules["recall"]["hits"]
-    assert model["title_recall"]["value"] == rules["title_recall"]["value"] >= 0.82  # 0.85 (94/110): titles are rules'
+    assert model["title_recall"]["value"] == rules["title_recall"]["value"] >= 0.7  # 0.73 (48/66): titles are rules'

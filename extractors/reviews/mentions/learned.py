@@ -13,7 +13,9 @@ by cue patterns. Here the *candidates* are wider and the *decision* is learned:
   before and three after it, its shape, and how often the review names it;
 - the decision: a logistic regression over those features (`NameModel`, weights by feature), trained on the
   labelled reviews by `bench/name_model.py` (which reports its cross-fitted figures against the rules); the one
-  trained on the seven spent NeurIPS samples is `name_model.json` beside this module (`BUILTIN`).
+  trained on the nine labelled NeurIPS samples is `name_model.json` beside this module (`BUILTIN`). A model file
+  with `"sources"` decides those mention sources instead of the names (`ALL_SOURCES`: every mention; reason
+  `learned`), an experiment of `bench/name_model.py --sources all` that measured no better.
 
 A candidate scored at or above the model's threshold is `recommended` (reason `learned_name`); below it, a name the
 rules found is `discussed` (`learned_name_below`) and a free candidate is dropped; a name the submission's
@@ -73,10 +75,10 @@ _SENTENCE_WORD = re.compile(r"[a-z][a-z0-9]*(?:'[a-z]+)?|[?]")
 
 def strictly_coined(token: str) -> bool:
     """A token shaped as a coined name in the strict sense: inner capitals, letters with digits, or 2+ capitals."""
-    if not _coined(token):
-        return False
     letters = token.replace("-", "").replace(".", "").replace("+", "")
-    return any(c.isupper() for c in letters[1:]) or any(c.isdigit() for c in letters)
+    # the cheap shape test first: most words of a review fail it, and `_coined` costs a few patterns per word
+    shaped = any(c.isupper() for c in letters[1:]) or any(c.isdigit() for c in letters)
+    return shaped and _coined(token)
 
 
 def free_name_spans(review: ReviewText, taken: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
