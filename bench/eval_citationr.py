@@ -194,7 +194,7 @@ def _table(result: dict[str, dict], split: str) -> str:
         ("neurips_labels", "work_recall", "NeurIPS labelled: work recall (every form: title, name, link, ...)"),
         *(
             (name, key, f"{_held_out_title(name)}: {label}")
-            for name in HELD_OUT_LABELS
+            for name in (*HELD_OUT_LABELS, "disapere_read")
             for key, label in (
                 ("precision", "review precision"),
                 ("recall", "review recall"),

@@ -24,6 +24,8 @@ One sample of another venue: `disapere_test` (`disapere-iclr-2019-2020-test.csv`
 2019-2020 reviews of DISAPERE (`../shared/data/reviews/disapere-iclr-2019-2020`) in the `test` part, in the order of
 `random.Random(20261201)`, A 0-49, B 45-94, C 90-134, labelled under the decided cases: held out since the NeurIPS
 test part ran out; neither its text nor its DISAPERE labels were read while writing the rules.
+`disapere_read` (`disapere-iclr-2019-2020-read.csv`): 120 of DISAPERE's reviews in the read parts (`dev`, `dev2`),
+seed 20261202, A 0-44, B 40-84, C 80-119: to write rules on for that venue, read freely.
 
     python bench/labels/sample_reviews.py --out /tmp/annot             # batch_A/NNN.txt, batch_B/NNN.txt, sample.json
     python bench/labels/sample_reviews.py --check                      # the label file holds exactly this sample
@@ -107,6 +109,15 @@ SAMPLES = {
         135,
         {"A": (0, 50), "B": (45, 95), "C": (90, 135)},
         LABELLED_SAMPLES["disapere_test"],
+        source=DISAPERE,
+        venue="ICLR 2019-2020 (DISAPERE)",
+    ),
+    "disapere_read": Sample(
+        READABLE,
+        20261202,
+        120,
+        {"A": (0, 45), "B": (40, 85), "C": (80, 120)},
+        LABELLED_SAMPLES["disapere_read"],
         source=DISAPERE,
         venue="ICLR 2019-2020 (DISAPERE)",
     ),

@@ -400,11 +400,12 @@ SOURCES = (
     "neurips_test5",
     "neurips_test6",
     "disapere_test",
+    "disapere_read",
 )
 """Every label source `evaluate` measures: `neurips_labels` is the read samples and the first test sample of the
 labelled NeurIPS reviews; `neurips_test2` to `neurips_test6`, the later test samples, and `disapere_test` (ICLR
 2019-2020 reviews labelled under the same guideline) are each reported on their own (`HELD_OUT_LABELS`), since each
-was held out for a later round of rules."""
+was held out for a later round of rules; `disapere_read`, ICLR reviews of the read parts, to write rules on."""
 
 
 def evaluate(
@@ -427,9 +428,9 @@ def evaluate(
         result["disapere"] = disapere_level(shared, show_errors, extract)
     if "neurips_labels" in wanted and any(path.is_file() for path in NEURIPS_LABEL_FILES):
         result["neurips_labels"] = labelled_level(shared, extract, show_errors=show_errors)
-    for name, path in HELD_OUT_LABELS.items():
+    for name, path in {**HELD_OUT_LABELS, "disapere_read": DISAPERE_READ_LABELS}.items():
         if name in wanted and path.is_file():
-            result[name] = labelled_level(shared, extract, [path])
+            result[name] = labelled_level(shared, extract, [path], show_errors=show_errors)
     return result
 
 
@@ -482,7 +483,10 @@ DISAPERE_TEST_LABELS = NEURIPS_LABELS.with_name("disapere-iclr-2019-2020-test.cs
 """Every one of DISAPERE's 135 ICLR 2019-2020 reviews in the `test` part, labelled under the same guideline and its
 decided cases by three annotators (2026-11-24): another venue and other years, held out since the NeurIPS test part
 ran out; neither the reviews' text nor their DISAPERE labels were read while writing the rules."""
-LABELLED_SAMPLES = {**NEURIPS_SAMPLES, "disapere_test": DISAPERE_TEST_LABELS}
+DISAPERE_READ_LABELS = NEURIPS_LABELS.with_name("disapere-iclr-2019-2020-read.csv")
+"""120 of DISAPERE's ICLR 2019-2020 reviews in the read parts (`dev`, `dev2`), labelled the same way after
+`DISAPERE_TEST_LABELS` was first measured: to write rules on for that venue, read freely."""
+LABELLED_SAMPLES = {**NEURIPS_SAMPLES, "disapere_test": DISAPERE_TEST_LABELS, "disapere_read": DISAPERE_READ_LABELS}
 """Every labelled sample, NeurIPS's and the other venues'."""
 NEURIPS_LABEL_FILES = (NEURIPS_READ_LABELS, NEURIPS_READ2_LABELS, NEURIPS_READ3_LABELS, NEURIPS_LABELS)
 NEURIPS_HELD_OUT = {
