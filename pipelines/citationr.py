@@ -59,7 +59,7 @@ from extractors.reviews.forms import (
     split_for_submission,
 )
 from extractors.reviews.mentions import RECOMMENDED, Bibliography, MentionConfig, extract_review_mentions, mention_key
-from extractors.reviews.mentions.learned import load_model
+from extractors.reviews.mentions.learned import model_weights
 from extractors.reviews.mentions.names import NAME_SOURCE
 from extractors.reviews.mentions.spotting import DatabaseTitleSpotter
 from extractors.reviews.records import Candidate, MentionRecord, Review, Submission
@@ -929,7 +929,7 @@ def configure(request: RunRequest) -> Plan:
     build = partial(
         build_pipeline,
         config=CitationrConfig(candidate_years=options.candidate_years),
-        mentions=MentionConfig(name_model=_name_model(options.name_model)),
+        mentions=_mention_config(options.name_model),
         match=MatchConfig(min_similarity=request.corpus.title_min_similarity),
         resolver=resolver,
         fields=ReviewFields(only=_names(options.review_fields), skip=_names(options.skip_review_fields)),
@@ -943,14 +943,15 @@ def configure(request: RunRequest) -> Plan:
     return Plan(build, include_unresolved=options.export_unresolved)
 
 
-def _name_model(where: str) -> str:
-    """`--name_model`, checked before the run: "", "builtin" or a readable model file."""
-    if where:
-        try:
-            load_model(where)
-        except ValueError as error:
-            fail(f"--name_model: {error}")
-    return where
+def _mention_config(where: str) -> MentionConfig:
+    """`--name_model`, checked before the run ("", "builtin" or a readable model file); a file's weights travel in
+    the config, so remote workers need not see the path."""
+    if not where:
+        return MentionConfig()
+    try:
+        return MentionConfig(name_model=where, name_model_weights=model_weights(where))
+    except ValueError as error:
+        fail(f"--name_model: {error}")
 
 
 CITATIONR = DatasetPipeline(

@@ -135,3 +135,31 @@ def test_the_trainer_fits_a_toy_problem():
         low, high = (middle, high) if 20 * (1 - 1 / (1 + math.exp(-middle))) > middle else (low, middle)
     assert weights["a"] == pytest.approx(low, abs=1e-3) and weights["b"] == pytest.approx(-low, abs=1e-3)
     assert weights["bias"] == pytest.approx(0.0, abs=1e-3)
+
+
+def test_a_model_file_travels_in_the_config_to_workers_that_cannot_see_it(tmp_path):
+    """`--name_model PATH`: the pipeline reads the file where it is built and puts its text into the config, so a
+    worker without the file (Dataflow, Flink, Spark) decides with the same weights; stats record its SHA-256."""
+    import hashlib
+
+    from pipelines.citationr import _mention_config
+
+    text = "Weaknesses: BYOL is missing from the comparison. The method is compared with SimCLR in Table 2."
+    path = Path(_model(tmp_path, {"bias": -2.0, "w=missing": 4.0}))
+    config = _mention_config(str(path))
+    weights = path.read_text()
+    assert config.name_model == str(path) and config.name_model_weights == weights
+    before = [(m.text, m.kind, m.reason) for m in extract_review_mentions(text, config=config)]
+    path.unlink()  # the worker's view: no such file
+    load_model.cache_clear()
+    assert [(m.text, m.kind, m.reason) for m in extract_review_mentions(text, config=config)] == before
+    assert ("BYOL", RECOMMENDED, "learned_name") in before
+    with pytest.raises(ValueError, match="cannot read"):  # without the weights, the path alone fails there
+        extract_review_mentions(text, config=MentionConfig(name_model=str(path)))
+    metadata = config.as_metadata()
+    assert "name_model_weights" not in metadata
+    assert metadata["name_model_sha256"] == hashlib.sha256(weights.encode()).hexdigest()
+    assert _mention_config("builtin") == MentionConfig(name_model="builtin")  # shipped in the package
+    assert "name_model_sha256" not in MentionConfig(name_model="builtin").as_metadata()
+    with pytest.raises(SystemExit):
+        _mention_config(str(path))  # checked before the run: one clear error

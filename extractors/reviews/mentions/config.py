@@ -3,12 +3,13 @@ makes a paper already cited, and how much text around a mention the classificati
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+import hashlib
+from dataclasses import asdict, dataclass, field
 
 
 @dataclass(frozen=True)
 class MentionConfig:
-    """Rule parameters; recorded in the dataset's stats."""
+    """Rule parameters; recorded in the dataset's stats (a model's weights by their SHA-256, not in full)."""
 
     min_title_words: int = 2
     max_title_words: int = 40
@@ -17,9 +18,16 @@ class MentionConfig:
     context_chars: int = 300
     # "" (the rules decide names) or the learned name decision's model: "builtin" or a JSON file (`learned.py`)
     name_model: str = ""
+    # the model file's text, read where the pipeline is built, so that workers that cannot see `name_model`'s path
+    # (Dataflow, Flink, Spark) decide with the same weights; "" reads `name_model` itself
+    name_model_weights: str = field(default="", repr=False)
 
     def as_metadata(self) -> dict[str, object]:
-        return asdict(self)
+        data = asdict(self)
+        weights = data.pop("name_model_weights")
+        if weights:
+            data["name_model_sha256"] = hashlib.sha256(weights.encode("utf-8")).hexdigest()
+        return data
 
 
 DEFAULT_CONFIG = MentionConfig()  # the default of every rule that takes a config

@@ -60,9 +60,8 @@ def extract_review_mentions(
     in it too; with `config.name_model`, the names found anywhere and decided by the learned model, `learned.py`)."""
     found = [classify_mention(m, bibliography, config) for m in find_mentions(text, sections, config, count, spotter)]
     if config.name_model:
-        found = decide_names(
-            text, add_free_names(text, sections, found, config, bibliography), load_model(config.name_model)
-        )
+        model = load_model(config.name_model, config.name_model_weights)
+        found = decide_names(text, add_free_names(text, sections, found, config, bibliography), model)
     for mention in found:
         count(f"mentions:{mention.source}", 1)
         count(f"mentions_kind:{mention.kind}", 1)

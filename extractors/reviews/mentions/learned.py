@@ -219,13 +219,28 @@ class NameModel:
 
 
 @lru_cache(maxsize=4)
-def load_model(where: str) -> NameModel:
-    """The model of `MentionConfig.name_model`: `BUILTIN` or a JSON file's path."""
+def load_model(where: str, weights: str = "") -> NameModel:
+    """The model of `MentionConfig.name_model`: `BUILTIN` or a JSON file's path; `weights`, when given, is that
+    file's text (`MentionConfig.name_model_weights`), and the path is not read."""
     path = MODEL_PATH if where == BUILTIN else Path(where)
     try:
-        return NameModel.from_json(path.read_text(encoding="utf-8"))
+        return NameModel.from_json(weights or path.read_text(encoding="utf-8"))
     except (OSError, ValueError, KeyError, TypeError) as error:
         raise ValueError(f"name model {where!r}: cannot read {path}: {error}") from error
+
+
+def model_weights(where: str) -> str:
+    """The text of the model file `where` names ("" for `BUILTIN`, which ships inside the package), checked: what a
+    pipeline puts into `MentionConfig.name_model_weights` before its workers start."""
+    if where in ("", BUILTIN):
+        load_model(where or BUILTIN)
+        return ""
+    try:
+        text = Path(where).read_text(encoding="utf-8")
+    except OSError as error:
+        raise ValueError(f"name model {where!r}: cannot read {where}: {error}") from error
+    load_model(where, text)
+    return text
 
 
 def candidates_with_features(
