@@ -26,6 +26,10 @@ One sample of another venue: `disapere_test` (`disapere-iclr-2019-2020-test.csv`
 test part ran out; neither its text nor its DISAPERE labels were read while writing the rules.
 `disapere_read` (`disapere-iclr-2019-2020-read.csv`): 120 of DISAPERE's reviews in the read parts (`dev`, `dev2`),
 seed 20261202, A 0-44, B 40-84, C 80-119: to write rules on for that venue, read freely.
+`disapere_check` (`disapere-iclr-2019-2020-check.csv`): 120 more of DISAPERE's read-part reviews, none of
+`disapere_read`'s, seed 20261203, same batches: labelled before the round written on `disapere_read` was measured,
+and held out for it (its reviews were never read under the guideline; round 3 printed some of the read parts'
+reviews as errors of DISAPERE's own proxy labels).
 
     python bench/labels/sample_reviews.py --out /tmp/annot             # batch_A/NNN.txt, batch_B/NNN.txt, sample.json
     python bench/labels/sample_reviews.py --check                      # the label file holds exactly this sample
@@ -118,6 +122,16 @@ SAMPLES = {
         120,
         {"A": (0, 45), "B": (40, 85), "C": (80, 120)},
         LABELLED_SAMPLES["disapere_read"],
+        source=DISAPERE,
+        venue="ICLR 2019-2020 (DISAPERE)",
+    ),
+    "disapere_check": Sample(
+        READABLE,
+        20261203,
+        120,
+        {"A": (0, 45), "B": (40, 85), "C": (80, 120)},
+        LABELLED_SAMPLES["disapere_check"],
+        ("disapere_read",),
         source=DISAPERE,
         venue="ICLR 2019-2020 (DISAPERE)",
     ),

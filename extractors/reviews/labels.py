@@ -486,7 +486,16 @@ ran out; neither the reviews' text nor their DISAPERE labels were read while wri
 DISAPERE_READ_LABELS = NEURIPS_LABELS.with_name("disapere-iclr-2019-2020-read.csv")
 """120 of DISAPERE's ICLR 2019-2020 reviews in the read parts (`dev`, `dev2`), labelled the same way after
 `DISAPERE_TEST_LABELS` was first measured: to write rules on for that venue, read freely."""
-LABELLED_SAMPLES = {**NEURIPS_SAMPLES, "disapere_test": DISAPERE_TEST_LABELS, "disapere_read": DISAPERE_READ_LABELS}
+DISAPERE_CHECK_LABELS = NEURIPS_LABELS.with_name("disapere-iclr-2019-2020-check.csv")
+"""120 more of DISAPERE's read-part reviews, none of `DISAPERE_READ_LABELS`'s, labelled before the rules written on
+that sample were measured: held out for them (never read under the guideline; round 3 printed some read-part
+reviews as errors of DISAPERE's own proxy labels, so not as clean as `DISAPERE_TEST_LABELS`)."""
+LABELLED_SAMPLES = {
+    **NEURIPS_SAMPLES,
+    "disapere_test": DISAPERE_TEST_LABELS,
+    "disapere_read": DISAPERE_READ_LABELS,
+    "disapere_check": DISAPERE_CHECK_LABELS,
+}
 """Every labelled sample, NeurIPS's and the other venues'."""
 NEURIPS_LABEL_FILES = (NEURIPS_READ_LABELS, NEURIPS_READ2_LABELS, NEURIPS_READ3_LABELS, NEURIPS_LABELS)
 NEURIPS_HELD_OUT = {
