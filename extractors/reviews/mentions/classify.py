@@ -42,7 +42,7 @@ _STRONG_BUT_RELATED = re.compile(
     + r")|omit(?:s|ted)?|overlook(?:s|ed)?|neglect(?:s|ed)?|ignor(?:es|ed|ing)|"
     r"not\s+(?:been\s+)?(?:cited|discussed|mentioned|compared|included|referenced|considered|acknowledged|aware)|"
     r"(?:no|without)\s+(?:discussion|comparison|mention|citation|reference)s?|"
-    r"should\s+(?:also\s+)?(?:cite|be\s+cited|discuss|compare|mention|refer|include|acknowledge|consider|add|review|be\s+compared|be\s+discussed|be\s+mentioned)|"
+    r"(?:should|must|(?:need|needs|have|has|ought)\s+to)\s+(?:also\s+)?(?:cite|be\s+cited|discuss|compare|mention|refer|include|acknowledge|consider|add|review|be\s+compared|be\s+discussed|be\s+mentioned)|"
     r"(?:consider|recommend|suggest|encourage)\w*\s+(?:\w+\s+){0,3}(?:citing|cite|discuss|compar|adding|including|mention|referenc|looking|reading|the\s+following)|"
     r"(?:has|have)\s+(?:(?:already|also|long|extensively|widely)\s+)*been\s+(?:\w+\s+)?(?:proposed|studied|explored|"
     r"investigated|shown|done|considered|introduced|addressed|established|demonstrated|developed)|"
@@ -54,6 +54,8 @@ _STRONG_BUT_RELATED = re.compile(
     re.I,
 )
 _STRONG_REQUEST = re.compile(rf"{_STRONG_BUT_RELATED.pattern}|\b{_RELATED_WORKS}", re.I)
+# A citation pointed at, right before it: "(see Ba et al)", "see, e.g., Smith et al. (2020)".
+_SEE_BEFORE = re.compile(r"\bsee(?:\s+(?:also|e\.g\.|for\s+example|for\s+instance|in\s+particular))?[\s,:(]*$", re.I)
 # For a work named by name, "similar to" counts only as the name's own lead ("similar to CARE"), not anywhere in
 # the sentence ("similar to that of CLIP; CLIP uses more data than ImageNet 22k").
 _NAME_STRONG = re.compile(_STRONG_BUT_RELATED.pattern.replace(r"similar\s+(?:to|idea|approach|work)|", ""), re.I)
@@ -203,6 +205,14 @@ def classify_mention(
         if in_summary and not strong:
             return replace(mention, kind=DISCUSSED, reason="in_summary")
         return replace(mention, kind=RECOMMENDED, reason="request_cue" if strong else "reviewer_reference_list")
+    if mention.source == "marker":
+        # A bare marker mostly points into the submission's own bibliography ("following the previous works [9]"):
+        # only a cue that the work is missing, should be cited or compared, or is similar counts, not "prior work".
+        if in_summary or (used and not _STRONG_BUT_RELATED.search(own)):
+            return replace(mention, kind=DISCUSSED, reason="in_summary" if in_summary else "used_by_submission")
+        if _STRONG_BUT_RELATED.search(own):
+            return replace(mention, kind=RECOMMENDED, reason="request_cue")
+        return replace(mention, kind=DISCUSSED, reason="no_request_cue")
     if used and not _STRONG_REQUEST.search(own):
         return replace(mention, kind=DISCUSSED, reason="used_by_submission")
     strong = _STRONG_REQUEST.search(own) or (len(own) < len(mention.text) + 40 and _STRONG_REQUEST.search(intro))
@@ -212,6 +222,8 @@ def classify_mention(
         return replace(mention, kind=DISCUSSED, reason="in_summary")
     if strong:
         return replace(mention, kind=RECOMMENDED, reason="request_cue")
+    if mention.source == "author_year" and _SEE_BEFORE.search(own[: max(own.find(mention.text), 0)]):
+        return replace(mention, kind=RECOMMENDED, reason="see_cue")
     if _WEAK_REQUEST.search(own) and mention.source not in ("author_year", "named_work"):
         return replace(mention, kind=RECOMMENDED, reason="weak_request_cue")
     if mention.source in _TITLED_IN_PROSE and len(own) < len(mention.text) + 80 and _ASKS.search(intro):

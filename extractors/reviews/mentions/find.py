@@ -11,6 +11,7 @@ from extractors.reviews.mentions.classify import NO_BIBLIOGRAPHY, Bibliography, 
 from extractors.reviews.mentions.config import DEFAULT_CONFIG, MentionConfig
 from extractors.reviews.mentions.context import context_for
 from extractors.reviews.mentions.learned import add_free_names, decide_names, load_model
+from extractors.reviews.mentions.markers import add_markers
 from extractors.reviews.mentions.names import add_names
 from extractors.reviews.mentions.prose import add_author_years, add_identifiers, add_named_works, add_prose_titles
 from extractors.reviews.mentions.quoted import quoted_title_mentions
@@ -40,6 +41,7 @@ def find_mentions(
     prose = quoted_title_mentions(review)
     for add in (add_prose_titles, add_identifiers, add_author_years, add_named_works, add_names):
         prose = add(prose, review)
+    prose = add_markers(prose, review, entries)
     mentions = sorted([*entries, *prose], key=lambda m: (m.start, m.end))
     if spotter is not None:
         spots = spotter.spot(text)

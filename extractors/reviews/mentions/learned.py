@@ -54,6 +54,7 @@ ALL_SOURCES = (
     "identifier",
     "author_year",
     "database_title",
+    "marker",
 )  # every mention source: what a model deciding every mention decides
 FREE_REASON = "free"  # a candidate found outside a work slot, before it is decided
 
