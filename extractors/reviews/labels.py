@@ -401,6 +401,7 @@ SOURCES = (
     "neurips_test6",
     "disapere_test",
     "disapere_read",
+    "disapere_check",
 )
 """Every label source `evaluate` measures: `neurips_labels` is the read samples and the first test sample of the
 labelled NeurIPS reviews; `neurips_test2` to `neurips_test6`, the later test samples, and `disapere_test` (ICLR
@@ -505,7 +506,7 @@ NEURIPS_HELD_OUT = {
     "neurips_test5": NEURIPS_TEST5_LABELS,
     "neurips_test6": NEURIPS_TEST6_LABELS,
 }
-HELD_OUT_LABELS = {**NEURIPS_HELD_OUT, "disapere_test": DISAPERE_TEST_LABELS}
+HELD_OUT_LABELS = {**NEURIPS_HELD_OUT, "disapere_test": DISAPERE_TEST_LABELS, "disapere_check": DISAPERE_CHECK_LABELS}
 """The label files `evaluate` reports one by one."""
 WORK_FORMS = ("title", "name", "author_year", "link", "marker")
 
