@@ -77,6 +77,18 @@ class Sample:
     venue: str = ""  # the venue the annotators are told; "" = the review file's folder (neurips_2023, ...)
 
 
+def _iclr(
+    name: str, parts: tuple[str, ...], seed: int, size: int, ends: tuple[int, int], after: tuple[str, ...] = ()
+) -> Sample:
+    """A DISAPERE sample, three annotators overlapping by five reviews: A up to `ends[0]`, B up to `ends[1]`, C
+    to the end."""
+    first, second = ends
+    batches = {"A": (0, first), "B": (first - 5, second), "C": (second - 5, size)}
+    return Sample(
+        parts, seed, size, batches, LABELLED_SAMPLES[name], after, DISAPERE, venue="ICLR 2019-2020 (DISAPERE)"
+    )
+
+
 SAMPLES = {
     "test": Sample(("test",), 20261123, 90, {"A": (0, 50), "B": (40, 90)}, NEURIPS_SAMPLES["test"]),
     "read": Sample(READABLE, 20261124, 120, {"A": (0, 65), "B": (55, 120)}, NEURIPS_SAMPLES["read"]),
@@ -107,34 +119,9 @@ SAMPLES = {
         NEURIPS_SAMPLES["test6"],
         ("test", "test2", "test3", "test4", "test5"),
     ),
-    "disapere_test": Sample(
-        ("test",),
-        20261201,
-        135,
-        {"A": (0, 50), "B": (45, 95), "C": (90, 135)},
-        LABELLED_SAMPLES["disapere_test"],
-        source=DISAPERE,
-        venue="ICLR 2019-2020 (DISAPERE)",
-    ),
-    "disapere_read": Sample(
-        READABLE,
-        20261202,
-        120,
-        {"A": (0, 45), "B": (40, 85), "C": (80, 120)},
-        LABELLED_SAMPLES["disapere_read"],
-        source=DISAPERE,
-        venue="ICLR 2019-2020 (DISAPERE)",
-    ),
-    "disapere_check": Sample(
-        READABLE,
-        20261203,
-        120,
-        {"A": (0, 45), "B": (40, 85), "C": (80, 120)},
-        LABELLED_SAMPLES["disapere_check"],
-        ("disapere_read",),
-        source=DISAPERE,
-        venue="ICLR 2019-2020 (DISAPERE)",
-    ),
+    "disapere_test": _iclr("disapere_test", ("test",), 20261201, 135, (50, 95)),
+    "disapere_read": _iclr("disapere_read", READABLE, 20261202, 120, (45, 85)),
+    "disapere_check": _iclr("disapere_check", READABLE, 20261203, 120, (45, 85), ("disapere_read",)),
 }
 
 
