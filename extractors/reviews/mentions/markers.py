@@ -1,8 +1,9 @@
 """Bare citation markers: "the authors have to cite, for example, the universal transformer[1], entnet[2]" in a
 review that never gives entries [1] and [2] (the reviewer's list was cut, or the markers are the submission's own
 references). Each is a work the reviewer points at; without its entry it has no title, so it is a `marker` mention
-(the guideline's form `marker`), decided like an author-year mention by its sentence, and resolved only where the
-submission's bibliography gives the entry.
+(the guideline's form `marker`), decided by its sentence (`classify.classify_mention`), and it stays unresolved: it
+counts for the review and the submission, not as a candidate paper. (Reading its entry from the submission's own
+bibliography, when `--tei`/`--pdfs` give it, would resolve it; not done.)
 
 A marker is `shapes.MARKER_IN_TEXT` with a number in it ("[3]", "[3, 5]", "[2-4]", "[A1]"), in running text:
 - not where a line starts (that is a reference entry, or a list item "[1] ..."), not inside a reference entry;
