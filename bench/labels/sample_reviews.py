@@ -30,6 +30,8 @@ seed 20261202, A 0-44, B 40-84, C 80-119: to write rules on for that venue, read
 `disapere_read`'s, seed 20261203, same batches: labelled before the round written on `disapere_read` was measured,
 and held out for it (its reviews were never read under the guideline; round 3 printed some of the read parts'
 reviews as errors of DISAPERE's own proxy labels).
+`disapere_check2` (`disapere-iclr-2019-2020-check2.csv`): the last 131 of DISAPERE's read-part reviews, none of the
+two samples' before, seed 20261204, A 0-49, B 45-94, C 90-130: held out for what comes after round 4.
 
     python bench/labels/sample_reviews.py --out /tmp/annot             # batch_A/NNN.txt, batch_B/NNN.txt, sample.json
     python bench/labels/sample_reviews.py --check                      # the label file holds exactly this sample
@@ -122,6 +124,9 @@ SAMPLES = {
     "disapere_test": _iclr("disapere_test", ("test",), 20261201, 135, (50, 95)),
     "disapere_read": _iclr("disapere_read", READABLE, 20261202, 120, (45, 85)),
     "disapere_check": _iclr("disapere_check", READABLE, 20261203, 120, (45, 85), ("disapere_read",)),
+    "disapere_check2": _iclr(
+        "disapere_check2", READABLE, 20261204, 131, (50, 95), ("disapere_read", "disapere_check")
+    ),
 }
 
 

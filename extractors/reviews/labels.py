@@ -491,11 +491,15 @@ DISAPERE_CHECK_LABELS = NEURIPS_LABELS.with_name("disapere-iclr-2019-2020-check.
 """120 more of DISAPERE's read-part reviews, none of `DISAPERE_READ_LABELS`'s, labelled before the rules written on
 that sample were measured: held out for them (never read under the guideline; round 3 printed some read-part
 reviews as errors of DISAPERE's own proxy labels, so not as clean as `DISAPERE_TEST_LABELS`)."""
+DISAPERE_CHECK2_LABELS = NEURIPS_LABELS.with_name("disapere-iclr-2019-2020-check2.csv")
+"""The last 131 of DISAPERE's read-part reviews (none of the two read-part samples before), labelled the same way
+before anything after round 4 was measured: held out for it."""
 LABELLED_SAMPLES = {
     **NEURIPS_SAMPLES,
     "disapere_test": DISAPERE_TEST_LABELS,
     "disapere_read": DISAPERE_READ_LABELS,
     "disapere_check": DISAPERE_CHECK_LABELS,
+    "disapere_check2": DISAPERE_CHECK2_LABELS,
 }
 """Every labelled sample, NeurIPS's and the other venues'."""
 NEURIPS_LABEL_FILES = (NEURIPS_READ_LABELS, NEURIPS_READ2_LABELS, NEURIPS_READ3_LABELS, NEURIPS_LABELS)
