@@ -124,9 +124,7 @@ SAMPLES = {
     "disapere_test": _iclr("disapere_test", ("test",), 20261201, 135, (50, 95)),
     "disapere_read": _iclr("disapere_read", READABLE, 20261202, 120, (45, 85)),
     "disapere_check": _iclr("disapere_check", READABLE, 20261203, 120, (45, 85), ("disapere_read",)),
-    "disapere_check2": _iclr(
-        "disapere_check2", READABLE, 20261204, 131, (50, 95), ("disapere_read", "disapere_check")
-    ),
+    "disapere_check2": _iclr("disapere_check2", READABLE, 20261204, 131, (50, 95), ("disapere_read", "disapere_check")),
 }
 
 
