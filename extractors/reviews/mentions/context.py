@@ -139,13 +139,14 @@ def context_for(text: str, mention: PaperMention, config: MentionConfig) -> str:
         for match in MARKER_IN_TEXT.finditer(text):
             if match.start() >= mention.start - 2 and match.start() <= mention.end:
                 continue
-            if mention.marker in _expand_markers(match.group(1)):
+            if mention.marker in expand_markers(match.group(1)):
                 uses.append(_sentence_around(text, match.start(), match.end(), config.context_chars))
     intro = _previous_sentence(text, mention.start, config.context_chars)
     return " | ".join(uses) + " || " + intro
 
 
-def _expand_markers(group: str) -> set[str]:
+def expand_markers(group: str) -> set[str]:
+    """The markers a bracket's contents cite: "3, 5" -> {3, 5}; "2-4" -> {2, 3, 4}; "a-c" -> {a, b, c}."""
     found = set()
     for part in re.split(r"\s*[,;]\s*", group):
         bounds = re.split(r"\s*[\-\u2013]\s*", part)

@@ -104,25 +104,6 @@ def free_name_spans(review: ReviewText, taken: Sequence[tuple[int, int]]) -> lis
     return spans
 
 
-def free_name_mentions(
-    text: str,
-    sections: Sequence[tuple[int, str]],
-    mentions: Sequence[PaperMention],
-    config: MentionConfig = DEFAULT_CONFIG,
-    bibliography: Bibliography = NO_BIBLIOGRAPHY,
-) -> list[PaperMention]:
-    """The free candidates of a review whose `mentions` are found and classified: each a `name` mention placed in its
-    context and classified by the rules, its reason marked `free_` (a feature: found outside a work slot)."""
-    claimed = tuple((m.start, m.end) for m in mentions if m.source == "reference_entry")
-    review = ReviewText(text, tuple(sections), config, claimed=claimed)
-    found = []
-    for start, end in free_name_spans(review, [(m.start, m.end) for m in mentions]):
-        mention = review.mention(start, end, NAME_SOURCE)
-        mention = classify_mention(replace(mention, context=context_for(text, mention, config)), bibliography, config)
-        found.append(replace(mention, reason=f"{FREE_REASON}_{mention.reason}"))
-    return found
-
-
 def add_free_names(
     text: str,
     sections: Sequence[tuple[int, str]],
@@ -130,9 +111,16 @@ def add_free_names(
     config: MentionConfig = DEFAULT_CONFIG,
     bibliography: Bibliography = NO_BIBLIOGRAPHY,
 ) -> list[PaperMention]:
-    """A review's classified mentions `found` and its free candidates (`free_name_mentions`), in text order: what
-    the model decides among."""
-    free = free_name_mentions(text, sections, found, config, bibliography)
+    """A review's classified mentions `found` and its free candidates, in text order: what the model decides among.
+    Each free candidate is a `name` mention placed in its context and classified by the rules, its reason marked
+    `free_` (a feature: found outside a work slot)."""
+    claimed = tuple((m.start, m.end) for m in found if m.source == "reference_entry")
+    review = ReviewText(text, tuple(sections), config, claimed=claimed)
+    free = []
+    for start, end in free_name_spans(review, [(m.start, m.end) for m in found]):
+        mention = review.mention(start, end, NAME_SOURCE)
+        mention = classify_mention(replace(mention, context=context_for(text, mention, config)), bibliography, config)
+        free.append(replace(mention, reason=f"{FREE_REASON}_{mention.reason}"))
     return sorted([*found, *free], key=lambda m: (m.start, m.end))
 
 

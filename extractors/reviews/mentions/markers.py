@@ -18,7 +18,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import replace
 
-from extractors.reviews.mentions.context import _expand_markers
+from extractors.reviews.mentions.context import expand_markers
 from extractors.reviews.mentions.shapes import MARKER_IN_TEXT, ReviewText, overlaps
 from extractors.reviews.records import PaperMention
 
@@ -32,9 +32,10 @@ def add_markers(
 ) -> list[PaperMention]:
     """`prose` with the review's bare markers: a marker right after a prose mention becomes its `marker`; any other
     becomes a `marker` mention."""
-    given = {marker for entry in entries if entry.marker for marker in _expand_markers(entry.marker)}
+    given = {marker for entry in entries if entry.marker for marker in expand_markers(entry.marker)}
     text = review.text
     mentions = sorted(prose, key=lambda m: (m.start, m.end))
+    spans = [(m.start, m.end) for m in mentions]  # a marker given to a mention leaves its span as it is
     added: list[PaperMention] = []
     for match in MARKER_IN_TEXT.finditer(text):
         start, end = match.start(), match.end()
@@ -46,7 +47,7 @@ def add_markers(
             continue  # a line's first token: an entry or a list item
         if _INDEXED.search(text[max(0, start - 12) : start]):
             continue
-        if _expand_markers(group) & given or overlaps(start, end, [(m.start, m.end) for m in mentions]):
+        if expand_markers(group) & given or overlaps(start, end, spans):
             continue
         marker = re.sub(r"\s+", "", group)
         before = [i for i, m in enumerate(mentions) if m.end <= start and not text[m.end : start].strip(" ,(")]
