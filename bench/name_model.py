@@ -51,7 +51,10 @@ from extractors.reviews.mentions.shapes import overlaps  # noqa: E402
 from extractors.reviews.records import RECOMMENDED  # noqa: E402
 from extractors.shared_data import shared_data_dir  # noqa: E402
 
-HELD_OUT = {"disapere_test": LABELLED_SAMPLES["disapere_test"]}  # never read while the model was written
+HELD_OUT = {  # never read while the model was written
+    "disapere_test": LABELLED_SAMPLES["disapere_test"],
+    "disapere_check2": LABELLED_SAMPLES["disapere_check2"],
+}
 SAMPLES = dict(NEURIPS_SAMPLES)  # the spent ones: test5 and test6 since disapere_test was labelled
 SOURCES = {"names": LEARNED_SOURCES, "all": ALL_SOURCES}
 PRECISION_TARGET = 0.9

@@ -402,6 +402,7 @@ SOURCES = (
     "disapere_test",
     "disapere_read",
     "disapere_check",
+    "disapere_check2",
 )
 """Every label source `evaluate` measures: `neurips_labels` is the read samples and the first test sample of the
 labelled NeurIPS reviews; `neurips_test2` to `neurips_test6`, the later test samples, and `disapere_test` (ICLR
@@ -493,7 +494,8 @@ that sample were measured: held out for them (never read under the guideline; ro
 reviews as errors of DISAPERE's own proxy labels, so not as clean as `DISAPERE_TEST_LABELS`)."""
 DISAPERE_CHECK2_LABELS = NEURIPS_LABELS.with_name("disapere-iclr-2019-2020-check2.csv")
 """The last 131 of DISAPERE's read-part reviews (none of the two read-part samples before), labelled the same way
-before anything after round 4 was measured: held out for it."""
+before anything after round 4 was measured: held out for round 5 (registered in docs/citationr.md before round 5
+was written)."""
 LABELLED_SAMPLES = {
     **NEURIPS_SAMPLES,
     "disapere_test": DISAPERE_TEST_LABELS,
@@ -510,7 +512,12 @@ NEURIPS_HELD_OUT = {
     "neurips_test5": NEURIPS_TEST5_LABELS,
     "neurips_test6": NEURIPS_TEST6_LABELS,
 }
-HELD_OUT_LABELS = {**NEURIPS_HELD_OUT, "disapere_test": DISAPERE_TEST_LABELS, "disapere_check": DISAPERE_CHECK_LABELS}
+HELD_OUT_LABELS = {
+    **NEURIPS_HELD_OUT,
+    "disapere_test": DISAPERE_TEST_LABELS,
+    "disapere_check": DISAPERE_CHECK_LABELS,
+    "disapere_check2": DISAPERE_CHECK2_LABELS,
+}
 """The label files `evaluate` reports one by one."""
 WORK_FORMS = ("title", "name", "author_year", "link", "marker")
 
