@@ -232,7 +232,8 @@ def test_rules_and_the_name_model_on_the_unread_samples_stay_above_floor(shared)
     rules, model = labelled_level(shared, paths=iclr)["unread"], labelled_level(shared, learned, iclr)["unread"]
     assert rules["precision"]["value"] >= 0.8 and rules["recall"]["value"] >= 0.58  # 0.84 (38/45), 0.62 (38/61)
     assert model["precision"]["value"] >= 0.85 and model["recall"]["value"] >= 0.6  # 0.89 (39/44), 0.64 (39/61)
-    assert model["recall"]["hits"] > rules["recall"]["hits"]
+    # the model finds what the rules find (more before round 5 taught the rules the request mood for author-years)
+    assert model["recall"]["hits"] >= rules["recall"]["hits"]
     assert model["title_recall"]["value"] == rules["title_recall"]["value"] >= 0.7  # 0.73 (48/66): titles are rules'
     check = [LABELLED_SAMPLES["disapere_check"]]  # held out for round 4 (bare markers), labelled before it ran
     rules, model = labelled_level(shared, paths=check)["all"], labelled_level(shared, learned, check)["all"]

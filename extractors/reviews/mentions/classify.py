@@ -7,7 +7,10 @@ points the authors to literature) carries a request cue ("missing", "should cite
 work", ...) and no cue that the submission already uses it ("the authors use [3]", "as in [3]"); mentions in
 the review's summary of the paper need a strong cue. A work named by name ("such as LoRA", `names.py`) needs a
 request mood besides the lead that names it (`_ASKING`: "should", "could you", "how does it compare", "did not
-compare"), or a strong cue ("related work" only before the name). The rest is `discussed`. `reason` names the rule.
+compare"), or a strong cue ("related work" only before the name); an author-year citation without a strong cue is
+recommended on the same request mood (`request_mood`), unless what the submission uses or reports over comes last
+before it. Contractions read as the cues' negations ("didn't compare" as "did not compare"; not a modal's:
+"shouldn't the caption be ...?"). The rest is `discussed`. `reason` names the rule.
 """
 
 from __future__ import annotations
@@ -111,9 +114,12 @@ _ASKING = re.compile(
     r"may\s+want|(?:would|could)\s+(?:(?!not\b|never\b)\w+\s+){0,2}?(?:be|have|like|strengthen|improve|benefit|make|include|"
     r"add|compare|see)\b|(?:could|would|can)\s+(?:you|the\s+authors?)|(?:is|be|been)\s+(?:much\s+)?better\s+to|"
     r"how\s+(?:does|do|did|would|about|is|are)|how's|what\s+about|why\s+not|(?:did|have|has)\s+the\s+authors?|"
+    r"how\s+(?:\w+\s+){1,4}?(?:perform|compare|differ)\w*|what\s+(?:is|are)\s+the\s+differences?|"
     r"(?:does|do|did)\s+not\s+(?:\w+\s+)?(?:compare|discuss|cite|mention|include|consider))\b",
     re.I,
 )
+# "didn't", "doesn’t": the cues read "did not" (not a modal's: "shouldn't the caption be ...?" asks nothing).
+_CONTRACTED = re.compile(r"\b(did|does|do|has|had|have|is|are|was|were)n['\u2019]t\b", re.I)
 _USED_BY_SUBMISSION = re.compile(
     r"\b(?:(?:the\s+)?authors?\s+(?:use|uses|used|follow|follows|followed|adopt|adopts|adopted|build|builds|built|"
     r"extend|extends|extended|cite|cites|cited|rely|relies|borrow|borrows|apply|applies|applied|leverage|leverages)|"
@@ -176,13 +182,22 @@ def _last_is_use(before: str) -> bool:
     return max(uses) > max(asks, default=-1)
 
 
+def _asks_for(own: str, before: str) -> bool:
+    """Does a sentence ask for the work it names, as a work named by name is asked for: a request mood ("could you
+    compare with Smith et al.", "I would like to see the comparison with Tang et al. 2017") that is not about what the
+    submission itself uses or reports over ("the authors use Smith et al. (2020) ... should explain")?"""
+    if not _ASKING.search(own):
+        return False
+    return not (_last_is_use(before) or _OWN_WORKS.search(before) or _RESULT_OVER.search(before))
+
+
 def classify_mention(
     mention: PaperMention, bibliography: Bibliography = NO_BIBLIOGRAPHY, config: MentionConfig = DEFAULT_CONFIG
 ) -> PaperMention:
     """The mention with its `kind` and the rule that decided it (`reason`)."""
     if bibliography.known and bibliography.cites(mention, config.already_cited_similarity):
         return replace(mention, kind=ALREADY_CITED, reason="in_submission_bibliography")
-    own, _, intro = mention.context.partition(" || ")
+    own, _, intro = _CONTRACTED.sub(r"\1 not", mention.context).partition(" || ")
     used = _USED_BY_SUBMISSION.search(own)
     strong = _STRONG_REQUEST.search(own) or _STRONG_REQUEST.search(intro)
     in_summary = (mention.section or "").lower() in _SUMMARY_SECTIONS
@@ -224,6 +239,8 @@ def classify_mention(
         return replace(mention, kind=RECOMMENDED, reason="request_cue")
     if mention.source == "author_year" and _SEE_BEFORE.search(own[: max(own.find(mention.text), 0)]):
         return replace(mention, kind=RECOMMENDED, reason="see_cue")
+    if mention.source == "author_year" and _asks_for(own, own[: max(own.find(mention.text), 0)]):
+        return replace(mention, kind=RECOMMENDED, reason="request_mood")
     if _WEAK_REQUEST.search(own) and mention.source not in ("author_year", "named_work"):
         return replace(mention, kind=RECOMMENDED, reason="weak_request_cue")
     if mention.source in _TITLED_IN_PROSE and len(own) < len(mention.text) + 80 and _ASKS.search(intro):

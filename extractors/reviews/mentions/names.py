@@ -6,9 +6,9 @@ A small grammar, not a list of names. A *name* is a token shaped as a coined nam
 that is not a document part ("Table", "Section") or a function word; a run of up to three such tokens ("Qwen 2.5
 3B", "Katz Index"), or a Title Case run that its bracketed acronym spells ("Smoothed Energy Guidance (SEG)"). A
 name is a mention only in a *work slot*: right after a lead that introduces works ("such as", "like", "e.g.",
-"including", "especially", "compare(d) (it) with/to/against", "comparison with", "discussion of/with",
-"similar to", "the previous/prior/existing work(s)"), and the names listed after it with ",", "/",
-"or", "and", "+". A name that is a class of methods, not one work, is not taken: an acronym's plural ("LLMs",
+"including", "especially", "compare(d) (it) with/to/against", "comparison with/between", "differs from",
+"discussion of/with", "similar to", "the previous/prior/existing work(s)"), and the names listed after it with ",",
+"/", "or", "and", "+". A name that is a class of methods, not one work, is not taken: an acronym's plural ("LLMs",
 "GNNs"), or a name followed by "-based", "-like", "-style" or a class noun ("Transformer models", "GNN methods").
 
 Whether the slot asks for the work (recommended) or only names it is the classification's (`classify.py`), as for
@@ -34,8 +34,8 @@ _LEAD = re.compile(
     r"(?:\s+(?:it|itself|them|themselves|this|these|against|(?:the|their|our|your|its)\s+(?:\w+\s+)?(?:method|model|"
     r"approach|results?|performance|framework|algorithm|work|system)s?))?\s+(?:with|to|against|versus|vs\.?)|"
     r"(?:methods|models|approaches|baselines|works|algorithms|architectures|systems)\s*\(|"
-    r"superior\s+to|better\s+than|outperforms?|differences?\s+(?:between|from|to|with)|"
-    r"comparisons?\s+(?:\w+\s+){0,2}?(?:with|to|against|versus|vs\.?)|(?:discussions?|discuss(?:es|ed|ing)?)\s+"
+    r"superior\s+to|better\s+than|outperforms?|differences?\s+(?:between|from|to|with)|differ(?:s|ed|ent)?\s+from|"
+    r"comparisons?\s+(?:\w+\s+){0,2}?(?:with|to|against|versus|vs\.?|between)|(?:discussions?|discuss(?:es|ed|ing)?)\s+"
     r"(?:(?:with|of|about|on)\s+)?|relat(?:e|es|ed|ion)\s+to|similar\s+to|"
     r"(?:previous|prior|existing|related|recent|concurrent|earlier)\s+(?:works?|methods?|approaches|papers?)|"
     r"baselines?\s*(?::|would\s+be|(?:is|are)\s+(?:missing|needed))|(?:add|adding|include|including|consider|"

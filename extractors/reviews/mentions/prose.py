@@ -37,7 +37,7 @@ _AUTHOR_YEAR = re.compile(
     r"'?(?P<year>(?:19|20)?\d{2})[a-z]?\s*[)\]]?"
 )
 # A single author's surname in the forms below: "Glasgow", "McDonald", "O'Brien", "Smith-Jones", not "LLaMA" or "GPT".
-_SURNAME = r"[A-Z][a-z\u00df-\u017f']+(?:[A-Z\-][a-z\u00df-\u017f']+)*(?![A-Za-z])"
+_SURNAME = r"[A-Z][a-z\u00df-\u017f']+(?:-?[A-Z][a-z\u00df-\u017f']+|-[a-z\u00df-\u017f']+)*(?![A-Za-z])"
 _AUTHOR_YEAR_FORMS = (
     _AUTHOR_YEAR,
     # One author inside a parenthetical citation, natbib's \citep: "(Glasgow, 2023)", "(e.g. Smith 2020; Lee, 2021)".
@@ -47,8 +47,8 @@ _AUTHOR_YEAR_FORMS = (
     ),
     # One author, the year in brackets after the name, natbib's \citet: "Glasgow (2023)", "Robinson [2025]".
     re.compile(rf"\b(?P<authors>{_SURNAME})\s+[(\[](?P<year>(?:19|20)\d{{2}})[a-z]?[)\]]"),
-    # The astronomers' "Robinson+2025", "Smith+21".
-    re.compile(rf"\b(?P<authors>{_SURNAME})\+(?P<year>(?:19|20)?\d{{2}})\b"),
+    # The astronomers' "Robinson+2025", "Smith+21", and the year glued on with an apostrophe: "Mitzenmacher'18".
+    re.compile(rf"\b(?P<authors>{_SURNAME})(?:\+|['\u2019])(?P<year>(?:19|20)?\d{{2}})\b"),
     # "et al" without a year: "Wu et al", "Azerbayev at al.".
     re.compile(rf"\b(?P<authors>{NAME}(?:\s+{NAME})?{_ET_AL})(?P<year>)"),
 )

@@ -20,6 +20,7 @@ from extractors.reviews.mentions.shapes import (
     NAMED_WORK,
     QUOTED,
     STOP,
+    UPPER,
     VENUE_WORDS,
     YEAR,
     capitalised_share,
@@ -56,7 +57,7 @@ _VENUE_TAIL = re.compile(
     r"(?:[,\s]+(?:19|20)\d{2}[a-z]?)?[)\]]?\s*$",
     re.I,
 )
-_UPPER = "A-Z\u00c0-\u00de"
+_UPPER = UPPER
 _SURNAME = rf"[{_UPPER}][\w'\u00c0-\u017f\-]+(?:\s(?:van|von|de|der|den|da|di|del|la|le)\s[{_UPPER}][\w'\-]+)?"
 # Author lists whose last initial's full stop also ends the list, so '. ' after an initial cannot split them:
 # "Maas, A. L., Hannun, A. Y., & Ng, A. Y. Title" (APA) and "Zhou R, Jiang C, Xu Q. Title" (GB/T 7714).
@@ -331,7 +332,7 @@ _LEADS_INTO_WORKS = re.compile(
     r"\b(?:a\s+few|few|some|several|other|many|more|recent|following|related|relevant|prior|previous|existing|"
     r"these|two|three|missing)\s+(?:\w+\s+){0,2}(?:works|papers|references|studies|approaches|methods|articles)\b"
     r"|\b(?:works?|papers?|literature|references?|studies|examples?|e\.g\.?|such\s+as|for\s+(?:example|instance)|"
-    r"(?:to\s+)?name\s+a\s+few)\b[^\n]{0,20}:\s*$",
+    r"(?:to\s+)?name\s+a\s+few|cite|discuss|compare\s+(?:with|to|against))\b[^\n]{0,20}:\s*$",
     re.I,
 )
 _FORM_WORDS = frozenset(
@@ -344,6 +345,19 @@ _CLAUSE_WORDS = re.compile(
     r"could|would|does|do|did|not|seems?|looks?|provides?|shows?|uses?|performs?|results?\s+in)\b",
     re.I,
 )
+
+
+def authored_title_line(body: str) -> bool:
+    """A line that is authors with "et al." and a title, in any case, as a list of works under a lead-in writes one
+    ("Vít Škvára et al. Are generative deep models for novelty detection truly better?")."""
+    segments = split_segments(body)
+    return (
+        len(segments) == 2
+        and ET_AL.search(segments[0]) is not None
+        and looks_like_authors(segments[0])
+        and 3 <= len(segments[1].split()) <= 25
+        and not looks_like_prose(segments[1])
+    )
 
 
 def title_line(body: str) -> bool:
@@ -391,7 +405,8 @@ def reference_entries(lines: Sequence[ReviewLine], config: MentionConfig = DEFAU
             index += 1
         body = _join(parts)
         marker = marker_match.group(1).strip() if marker_match else None
-        if not (_is_entry(body, marker, after_heading, config) or (lead_in and title_line(body))):
+        listed = lead_in and (title_line(body) or authored_title_line(body))
+        if not (_is_entry(body, marker, after_heading, config) or listed):
             index -= len(parts) - 1  # continuation lines get their own chance
             end = line.end
             if not marker_match and not BULLET_START.match(line.text) and len(stripped.split()) > 25:

@@ -26,9 +26,12 @@ VENUE_WORDS = re.compile(
     r"advances\s+in\s+neural)\b",
     re.I,
 )
-NAME = r"(?:[A-Z][a-zA-Z'\u00c0-\u017f\-]+|[A-Z]\.?(?:-[A-Z]\.?)?)"
+# The capital letters a name may start with, in a character class: ASCII and the Latin-1/Extended-A/B capitals
+# ("Émile", "Škvára", "Łukasz").
+UPPER = "A-Z" + "".join(c for c in map(chr, range(0xC0, 0x250)) if c.isupper())
+NAME = rf"(?:[{UPPER}][a-zA-Z'\u00c0-\u024f\-]+|[A-Z]\.?(?:-[A-Z]\.?)?)"
 _AUTHOR_TOKEN = re.compile(
-    r"^(?:[A-Z\u00c0-\u00de][\w'\u00c0-\u017f\-]*\.?|[A-Z]\.(?:[A-Z]\.)*|van|von|de|der|den|da|di|del|la|le)$"
+    rf"^(?:[{UPPER}][\w'\u00c0-\u024f\-]*\.?|[A-Z]\.(?:[A-Z]\.)*|van|von|de|der|den|da|di|del|la|le)$"
 )
 _TITLE_TAIL = re.compile(
     r"(?:[.,]\s+|\s+)(?:in\s*:?\s+(?:proceedings|advances|international|conference|\d{4}|(?-i:[A-Z]{2,}\b))|"
