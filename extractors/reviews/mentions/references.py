@@ -2,7 +2,9 @@
 
 A line is a reference entry when it starts with a citation marker (`[1]`, `[A]`, `[3*]`, `(2)`) and reads as
 an entry, or is a numbered, bulleted or plain line shaped like one (authors then a title, with a year, venue,
-identifier or quoted title), or follows a "References" heading. An entry's wrapped lines are joined to it.
+identifier or quoted title), or follows a "References" heading, or is a title alone or after "Authors et al." in a
+list that a line of prose leads into ("A few works leverage CLIP:", "... should at least cite:"). An entry's wrapped
+lines are joined to it.
 Each entry with a title or an identifier is one `reference_entry` mention.
 """
 
@@ -57,15 +59,14 @@ _VENUE_TAIL = re.compile(
     r"(?:[,\s]+(?:19|20)\d{2}[a-z]?)?[)\]]?\s*$",
     re.I,
 )
-_UPPER = UPPER
-_SURNAME = rf"[{_UPPER}][\w'\u00c0-\u017f\-]+(?:\s(?:van|von|de|der|den|da|di|del|la|le)\s[{_UPPER}][\w'\-]+)?"
+_SURNAME = rf"[{UPPER}][\w'\u00c0-\u017f\-]+(?:\s(?:van|von|de|der|den|da|di|del|la|le)\s[{UPPER}][\w'\-]+)?"
 # Author lists whose last initial's full stop also ends the list, so '. ' after an initial cannot split them:
 # "Maas, A. L., Hannun, A. Y., & Ng, A. Y. Title" (APA) and "Zhou R, Jiang C, Xu Q. Title" (GB/T 7714).
-_INITIALS = rf"(?:[{_UPPER}]\.\s?(?:-[{_UPPER}]\.\s?)?){{1,3}}"
+_INITIALS = rf"(?:[{UPPER}]\.\s?(?:-[{UPPER}]\.\s?)?){{1,3}}"
 _LEADING_AUTHORS = re.compile(
-    rf"^(?:(?:{_SURNAME},\s{_INITIALS},?\s*(?:(?:&|and)\s+)?)*{_SURNAME},\s(?:{_INITIALS})?[{_UPPER}]\.\s+"
-    rf"|(?:{_SURNAME}\s[{_UPPER}]{{1,3}},\s*)*{_SURNAME}\s[{_UPPER}]{{1,3}}(?:,\s*et\s+al)?\.\s+)"
-    rf"(?![^.,]{{1,40}},\s[{_UPPER}]\.|(?:and|&)\s|\(?(?:19|20)\d{{2}})(?=[{_UPPER}\u201c\"])"
+    rf"^(?:(?:{_SURNAME},\s{_INITIALS},?\s*(?:(?:&|and)\s+)?)*{_SURNAME},\s(?:{_INITIALS})?[{UPPER}]\.\s+"
+    rf"|(?:{_SURNAME}\s[{UPPER}]{{1,3}},\s*)*{_SURNAME}\s[{UPPER}]{{1,3}}(?:,\s*et\s+al)?\.\s+)"
+    rf"(?![^.,]{{1,40}},\s[{UPPER}]\.|(?:and|&)\s|\(?(?:19|20)\d{{2}})(?=[{UPPER}\u201c\"])"
 )
 # GB/T 7714 document-type tags: "Title[J]. Journal", "Title[C]//Proceedings of ...".
 _DOCUMENT_TYPE = re.compile(r"\s*\[(?:J|C|M|D|R|S|P|N|A|Z|EB/OL|J/OL|C/OL)\](?:\s*//)?\s*")
