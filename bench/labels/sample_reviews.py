@@ -31,7 +31,10 @@ seed 20261202, A 0-44, B 40-84, C 80-119: to write rules on for that venue, read
 and held out for it (its reviews were never read under the guideline; round 3 printed some of the read parts'
 reviews as errors of DISAPERE's own proxy labels).
 `disapere_check2` (`disapere-iclr-2019-2020-check2.csv`): the last 131 of DISAPERE's read-part reviews, none of the
-two samples' before, seed 20261204, A 0-49, B 45-94, C 90-130: held out for what comes after round 4.
+two samples' before, seed 20261204, A 0-49, B 45-94, C 90-130: held out for round 5 and measured once for it.
+`neurips_check` (`neurips-2023-2025-check.csv`): 150 more NeurIPS read-part reviews, none of the three read
+samples', seed 20261205, A 0-54, B 50-104, C 100-149: labelled after round 5 was measured, a first look at it on
+NeurIPS.
 
     python bench/labels/sample_reviews.py --out /tmp/annot             # batch_A/NNN.txt, batch_B/NNN.txt, sample.json
     python bench/labels/sample_reviews.py --check                      # the label file holds exactly this sample
@@ -120,6 +123,14 @@ SAMPLES = {
         {"A": (0, 55), "B": (50, 100), "C": (95, 145)},
         NEURIPS_SAMPLES["test6"],
         ("test", "test2", "test3", "test4", "test5"),
+    ),
+    "neurips_check": Sample(
+        READABLE,
+        20261205,
+        150,
+        {"A": (0, 55), "B": (50, 105), "C": (100, 150)},
+        LABELLED_SAMPLES["neurips_check"],
+        ("read", "read2", "read3"),
     ),
     "disapere_test": _iclr("disapere_test", ("test",), 20261201, 135, (50, 95)),
     "disapere_read": _iclr("disapere_read", READABLE, 20261202, 120, (45, 85)),

@@ -403,6 +403,7 @@ SOURCES = (
     "disapere_read",
     "disapere_check",
     "disapere_check2",
+    "neurips_check",
 )
 """Every label source `evaluate` measures: `neurips_labels` is the read samples and the first test sample of the
 labelled NeurIPS reviews; `neurips_test2` to `neurips_test6`, the later test samples, and `disapere_test` (ICLR
@@ -496,12 +497,17 @@ DISAPERE_CHECK2_LABELS = NEURIPS_LABELS.with_name("disapere-iclr-2019-2020-check
 """The last 131 of DISAPERE's read-part reviews (none of the two read-part samples before), labelled the same way
 before anything after round 4 was measured: held out for round 5 (registered in docs/citationr.md before round 5
 was written)."""
+NEURIPS_CHECK_LABELS = NEURIPS_LABELS.with_name("neurips-2023-2025-check.csv")
+"""150 more official NeurIPS 2023-2025 reviews of the read parts (`dev`, `dev2`), none of the three read samples',
+labelled by three fresh annotators after round 5 was measured on `DISAPERE_CHECK2_LABELS`: a first look at round 5
+on NeurIPS reviews (it was checked only on the read samples there). Not training data (`NEURIPS_SAMPLES` is)."""
 LABELLED_SAMPLES = {
     **NEURIPS_SAMPLES,
     "disapere_test": DISAPERE_TEST_LABELS,
     "disapere_read": DISAPERE_READ_LABELS,
     "disapere_check": DISAPERE_CHECK_LABELS,
     "disapere_check2": DISAPERE_CHECK2_LABELS,
+    "neurips_check": NEURIPS_CHECK_LABELS,
 }
 """Every labelled sample, NeurIPS's and the other venues'."""
 NEURIPS_LABEL_FILES = (NEURIPS_READ_LABELS, NEURIPS_READ2_LABELS, NEURIPS_READ3_LABELS, NEURIPS_LABELS)
@@ -517,6 +523,7 @@ HELD_OUT_LABELS = {
     "disapere_test": DISAPERE_TEST_LABELS,
     "disapere_check": DISAPERE_CHECK_LABELS,
     "disapere_check2": DISAPERE_CHECK2_LABELS,
+    "neurips_check": NEURIPS_CHECK_LABELS,
 }
 """The label files `evaluate` reports one by one."""
 WORK_FORMS = ("title", "name", "author_year", "link", "marker")
