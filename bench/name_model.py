@@ -55,6 +55,7 @@ HELD_OUT = {  # never read while the model was written
     "disapere_test": LABELLED_SAMPLES["disapere_test"],
     "disapere_check2": LABELLED_SAMPLES["disapere_check2"],
     "neurips_check": LABELLED_SAMPLES["neurips_check"],
+    "neurips_check2": LABELLED_SAMPLES["neurips_check2"],
 }
 SAMPLES = dict(NEURIPS_SAMPLES)  # the spent ones: test5 and test6 since disapere_test was labelled
 SOURCES = {"names": LEARNED_SOURCES, "all": ALL_SOURCES}

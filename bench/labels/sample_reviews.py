@@ -35,6 +35,8 @@ two samples' before, seed 20261204, A 0-49, B 45-94, C 90-130: held out for roun
 `neurips_check` (`neurips-2023-2025-check.csv`): 150 more NeurIPS read-part reviews, none of the three read
 samples', seed 20261205, A 0-54, B 50-104, C 100-149: labelled after round 5 was measured, a first look at it on
 NeurIPS.
+`neurips_check2` (`neurips-2023-2025-check2.csv`): 150 more, none of those nor `neurips_check`'s, seed 20261206,
+same batches: held out for round 6.
 
     python bench/labels/sample_reviews.py --out /tmp/annot             # batch_A/NNN.txt, batch_B/NNN.txt, sample.json
     python bench/labels/sample_reviews.py --check                      # the label file holds exactly this sample
@@ -131,6 +133,14 @@ SAMPLES = {
         {"A": (0, 55), "B": (50, 105), "C": (100, 150)},
         LABELLED_SAMPLES["neurips_check"],
         ("read", "read2", "read3"),
+    ),
+    "neurips_check2": Sample(
+        READABLE,
+        20261206,
+        150,
+        {"A": (0, 55), "B": (50, 105), "C": (100, 150)},
+        LABELLED_SAMPLES["neurips_check2"],
+        ("read", "read2", "read3", "neurips_check"),
     ),
     "disapere_test": _iclr("disapere_test", ("test",), 20261201, 135, (50, 95)),
     "disapere_read": _iclr("disapere_read", READABLE, 20261202, 120, (45, 85)),

@@ -404,6 +404,7 @@ SOURCES = (
     "disapere_check",
     "disapere_check2",
     "neurips_check",
+    "neurips_check2",
 )
 """Every label source `evaluate` measures: `neurips_labels` is the read samples and the first test sample of the
 labelled NeurIPS reviews; `neurips_test2` to `neurips_test6`, the later test samples, and `disapere_test` (ICLR
@@ -501,6 +502,10 @@ NEURIPS_CHECK_LABELS = NEURIPS_LABELS.with_name("neurips-2023-2025-check.csv")
 """150 more official NeurIPS 2023-2025 reviews of the read parts (`dev`, `dev2`), none of the three read samples',
 labelled by three fresh annotators after round 5 was measured on `DISAPERE_CHECK2_LABELS`: a first look at round 5
 on NeurIPS reviews (it was checked only on the read samples there). Not training data (`NEURIPS_SAMPLES` is)."""
+NEURIPS_CHECK2_LABELS = NEURIPS_LABELS.with_name("neurips-2023-2025-check2.csv")
+"""150 more official NeurIPS read-part reviews, none of the three read samples' nor `NEURIPS_CHECK_LABELS`'s,
+labelled by three fresh annotators after `NEURIPS_CHECK_LABELS` was measured: held out for round 6 (written on
+`NEURIPS_CHECK_LABELS`' errors, among others). Not training data."""
 LABELLED_SAMPLES = {
     **NEURIPS_SAMPLES,
     "disapere_test": DISAPERE_TEST_LABELS,
@@ -508,6 +513,7 @@ LABELLED_SAMPLES = {
     "disapere_check": DISAPERE_CHECK_LABELS,
     "disapere_check2": DISAPERE_CHECK2_LABELS,
     "neurips_check": NEURIPS_CHECK_LABELS,
+    "neurips_check2": NEURIPS_CHECK2_LABELS,
 }
 """Every labelled sample, NeurIPS's and the other venues'."""
 NEURIPS_LABEL_FILES = (NEURIPS_READ_LABELS, NEURIPS_READ2_LABELS, NEURIPS_READ3_LABELS, NEURIPS_LABELS)
@@ -524,6 +530,7 @@ HELD_OUT_LABELS = {
     "disapere_check": DISAPERE_CHECK_LABELS,
     "disapere_check2": DISAPERE_CHECK2_LABELS,
     "neurips_check": NEURIPS_CHECK_LABELS,
+    "neurips_check2": NEURIPS_CHECK2_LABELS,
 }
 """The label files `evaluate` reports one by one."""
 WORK_FORMS = ("title", "name", "author_year", "link", "marker")
