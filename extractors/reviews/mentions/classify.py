@@ -10,17 +10,12 @@ request mood besides the lead that names it (`_ASKING`: "should", "could you", "
 compare"), or a strong cue ("related work" only before the name); an author-year citation without a strong cue is
 recommended on the same request mood (`request_mood`), unless what the submission uses or reports over comes last
 before it. Contractions read as the cues' negations ("didn't compare" as "did not compare"; not a modal's:
-"shouldn't the caption be ...?"). A name listed after others is read from its list's lead ("only include X and Y");
-request verbs count only as requests ("I suggest", "consider", not "Table 1 suggests", "considering"). The rest is
-`discussed`. `settle_names` then gives each name one reading per review: one the review says elsewhere the
-submission uses or reports over is `discussed` (`used_elsewhere`) unless a strong cue is in its own sentence.
-`reason` names the rule.
+"shouldn't the caption be ...?"). The rest is `discussed`. `reason` names the rule.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 from extractors.reviews.mentions.config import DEFAULT_CONFIG, MentionConfig
@@ -42,7 +37,7 @@ _NOT_WORK_OBJECT = (
     r"\s+(?:(?:the|a|an|any|some|proper|clear|more)\s+)?(?:\w+\s+)?(?:standard\s+deviations?|error\s+bars?|"
     r"confidence\s+intervals?|details?|explanations?|definitions?|proofs?|descriptions?|hyper-?parameters?|code|"
     r"statistical|variances?|seeds?|units?|labels?|legends?|captions?|intuitions?|motivations?|justifications?|"
-    r"ablations?|clarity|notations?|locations?|venues?|page\s+numbers?|capitali[sz]ation|dois?|urls?)\b"
+    r"ablations?|clarity|notations?)\b"
 )
 _STRONG_BUT_RELATED = re.compile(
     r"\b(?:(?:miss(?:es|ed|ing)?|lacks?|lacking)\b(?!"
@@ -115,23 +110,13 @@ _ASKS = re.compile(
 # a question to the authors ("could you", "how does it compare") or "did not compare" is.
 _ASKING = re.compile(
     r"\b(?:should|must|please|worth\s+(?:\w+\s+)?(?:compar|discuss|cit|mention|includ|consider|add|explor|investigat|"
-    r"check|look|try|test|evaluat)\w*|(?:I|we|would|strongly|to)\s+(?:\w+\s+)?(?:recommend|suggest|encourage)|"
-    r"(?:recommend|suggest)(?:ed|ations?|ions?)|encouraged|consider|need(?:s|ed)?\s+to|"
+    r"check|look|try|test|evaluat)\w*|recommend\w*|suggest\w*|encourage\w*|consider\w*|need(?:s|ed)?\s+to|"
     r"may\s+want|(?:would|could)\s+(?:(?!not\b|never\b)\w+\s+){0,2}?(?:be|have|like|strengthen|improve|benefit|make|include|"
     r"add|compare|see)\b|(?:could|would|can)\s+(?:you|the\s+authors?)|(?:is|be|been)\s+(?:much\s+)?better\s+to|"
-    r"how\s+(?:does|do|did|would|about|is|are)|how's|what\s+about|why\s+not|why\s+(?:did|do|does|have|has)\s+(?:you|the\s+authors?|they)\s+not|(?:did|have|has)\s+the\s+authors?|"
+    r"how\s+(?:does|do|did|would|about|is|are)|how's|what\s+about|why\s+not|(?:did|have|has)\s+the\s+authors?|"
     r"how\s+(?:\w+\s+){1,4}?(?:perform|compare|differ)\w*|what\s+(?:is|are)\s+the\s+differences?|"
-    r"(?:could|would|can|does|will|how\s+well)\s+(?:(?:this|the|your|their)\s+)?(?:\w+\s+)?(?:method|approach|framework|"
-    r"model|analysis|technique|results?|findings?|discovery)\s+(?:still\s+)?(?:extend|generali[sz]e|appl(?:y|ies)|transfer|"
-    r"hold|be\s+(?:extended|applied|generali[sz]ed))\w*|"
     r"(?:does|do|did)\s+not\s+(?:\w+\s+)?(?:compare|discuss|cite|mention|include|consider))\b",
     re.I,
-)
-# The names listed before a name in the same list ("include Llama3-8B and [Mistral-7B]"): what decides a listed name
-# is what comes before the list, as for its first name.
-_LISTED_BEFORE = re.compile(
-    r"(?:[A-Z0-9][\w.\-+]*(?:\s+[A-Z0-9][\w.\-+]*){0,2}\s*(?:\[\d{1,3}\]\s*)?"
-    r"(?:,\s*(?:and\s+|or\s+)?|/|\s+or\s+|\s+and\s+|\s*\+\s*))+$"
 )
 # "didn't", "doesn’t": the cues read "did not" (not a modal's: "shouldn't the caption be ...?" asks nothing).
 _CONTRACTED = re.compile(r"\b(did|does|do|has|had|have|is|are|was|were)n['\u2019]t\b", re.I)
@@ -217,7 +202,7 @@ def classify_mention(
     strong = _STRONG_REQUEST.search(own) or _STRONG_REQUEST.search(intro)
     in_summary = (mention.section or "").lower() in _SUMMARY_SECTIONS
     if mention.source == NAME_SOURCE:
-        before = _LISTED_BEFORE.sub("", own[: max(own.find(mention.text), 0)])
+        before = own[: max(own.find(mention.text), 0)]
         if _last_is_use(before) or (used and not _STRONG_REQUEST.search(own)):
             return replace(mention, kind=DISCUSSED, reason="used_by_submission")
         aside = in_summary or (mention.section or "").lower() in _PRAISE_SECTIONS
@@ -263,22 +248,3 @@ def classify_mention(
     if mention.source in _TITLED_IN_PROSE and _GOES_ON.search(own) and _STRONG_REQUEST.search(intro):
         return replace(mention, kind=RECOMMENDED, reason="request_cue_before")
     return replace(mention, kind=DISCUSSED, reason="no_request_cue")
-
-
-def settle_names(mentions: Sequence[PaperMention]) -> list[PaperMention]:
-    """One review, one reading of each name: a work named by name that the review says elsewhere the submission uses
-    or reports over ("the authors assert that GMS outperforms SN-DDPM") is not recommended by a mere request mood in
-    another sentence ("How does GMS compare to SN-DDPM for 100 steps?"); a strong cue in its own sentence ("SN-DDPM
-    is missing from Table 2") still recommends it (reason `used_elsewhere` for those turned `discussed`)."""
-    used = {m.text.casefold() for m in mentions if m.source == NAME_SOURCE and m.reason == "used_by_submission"}
-    if not used:
-        return list(mentions)
-    return [
-        replace(m, kind=DISCUSSED, reason="used_elsewhere")
-        if m.source == NAME_SOURCE
-        and m.kind == RECOMMENDED
-        and m.text.casefold() in used
-        and not _NAME_STRONG.search(m.context.partition(" || ")[0])
-        else m
-        for m in mentions
-    ]

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from extractors.records import CounterFn, no_count
-from extractors.reviews.mentions.classify import NO_BIBLIOGRAPHY, Bibliography, classify_mention, settle_names
+from extractors.reviews.mentions.classify import NO_BIBLIOGRAPHY, Bibliography, classify_mention
 from extractors.reviews.mentions.config import DEFAULT_CONFIG, MentionConfig
 from extractors.reviews.mentions.context import context_for
 from extractors.reviews.mentions.learned import add_free_names, decide_names, load_model
@@ -61,7 +61,6 @@ def extract_review_mentions(
     """Find and classify every paper mention of one (cleaned) review text (with a `spotter`, the database's titles
     in it too; with `config.name_model`, the names found anywhere and decided by the learned model, `learned.py`)."""
     found = [classify_mention(m, bibliography, config) for m in find_mentions(text, sections, config, count, spotter)]
-    found = settle_names(found)
     if config.name_model:
         model = load_model(config.name_model, config.name_model_weights)
         found = decide_names(text, add_free_names(text, sections, found, config, bibliography), model)

@@ -55,8 +55,6 @@ _CORRECTION = re.compile(
 _CORRECTED = re.compile(rf"\s*{_TO_CORRECTED}\s*[\"\u201c\u2018]", re.I)
 # A part of the submission named by its heading: "the “Two-Stage Training” section", a reviewer's own heading
 # ("“Clarity of Theorem 1:” The statement ...", a colon inside the quotes, which no title ends with).
-# A reviewer's numbered item quoted back ("“W2. Unclear Problem Definition and Missing Justification.”", "Q1:").
-_ITEM_LABEL = re.compile(r"(?:[A-Z]{1,2}|[Ww]eakness|[Qq]uestion|[Cc]oncern)\s?\d{1,2}[.:)]\s")
 _PART_AFTER = re.compile(r"\s*(?:(?:sub)?sections?|paragraphs?|parts?|steps?|stages?|blocks?)\b", re.I)
 
 
@@ -70,8 +68,7 @@ def _quoted_is_title(text: str, start: int, end: int, title: str, config: Mentio
         return False  # a formula ("i, j \u2208 {1, . . . , N}"), not a title
     if _TERM_BEFORE.search(before) or _CORRECTION.search(before) or _CORRECTED.match(text, end):
         return False
-    inner = text[start + 1 : end - 1].strip()
-    if inner.endswith(":") or _PART_AFTER.match(text, end) or _ITEM_LABEL.match(inner):
+    if text[start + 1 : end - 1].rstrip().endswith(":") or _PART_AFTER.match(text, end):
         return False
     words = title.split()
     if not (config.min_title_words <= len(words) <= config.max_title_words) or title.endswith(("...", "\u2026")):
