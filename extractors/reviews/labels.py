@@ -24,7 +24,11 @@ Hand labels, three sources (all under `../shared/data/reviews`):
   an annotator (an AI agent that saw only the guideline and the review): does it suggest specific literature, and
   which works, copied verbatim, with their form (title, name, author-year, link, marker). Review-level precision and
   recall, title recall over the works written as titles, work recall over all. `neurips_test2` to `neurips_test6`:
-  more samples of the `test` part, each held out for a later round and reported on its own.
+  more samples of the `test` part, each held out for a later round and reported on its own; `neurips_check` and
+  `neurips_check2`: read-part samples labelled after round 5, each measured once (round 5's first look on NeurIPS,
+  round 6's held-out sample).
+- `disapere_test`, `disapere_read`, `disapere_check`, `disapere_check2` (this project's, `bench/labels/`): all 506
+  DISAPERE reviews labelled under the same guideline, reported the same way; `LABELLED_SAMPLES` lists every sample.
 
 Parts, by the SHA-1 of the submission (forum) id, the same for every source: `dev` (even), `dev2` (1 mod 4),
 `test` (3 mod 4). The rules' first round was written reading `dev` of the review-citation-bias files, the
@@ -408,7 +412,8 @@ SOURCES = (
 )
 """Every label source `evaluate` measures: `neurips_labels` is the read samples and the first test sample of the
 labelled NeurIPS reviews; `neurips_test2` to `neurips_test6`, the later test samples, and `disapere_test` (ICLR
-2019-2020 reviews labelled under the same guideline) are each reported on their own (`HELD_OUT_LABELS`), since each
+2019-2020 reviews labelled under the same guideline, with `disapere_check` and `disapere_check2`) and the NeurIPS
+read-part samples `neurips_check` and `neurips_check2` are each reported on their own (`HELD_OUT_LABELS`), since each
 was held out for a later round of rules; `disapere_read`, ICLR reviews of the read parts, to write rules on."""
 
 
