@@ -1,9 +1,10 @@
 """Train the learned decision (`extractors/reviews/mentions/learned.py`) and measure it against the rules.
 
 Labels: the labelled NeurIPS samples (`SAMPLES`: all nine since `disapere_test` was labelled; the first model was
-trained on seven). A candidate of a labelled review (`learned.candidates_with_features`: the names, free ones
-included, or with `--sources all` every mention the rules find) is a positive when the review suggests literature
-and the candidate overlaps a place where the review writes one of its labelled works. Review-level decision: a
+trained on seven), or with `--sample` any labelled samples (`LABELLED_SAMPLES`, DISAPERE's too). A candidate of a
+labelled review (`learned.candidates_with_features`: the names, free ones included, or with `--sources all` every
+mention the rules find) is a positive when the review suggests literature and the candidate overlaps a place where
+the review writes one of its labelled works. Review-level decision: a
 review suggests literature when a mention the model does not decide is recommended by the rules, or a candidate
 scores at or above the threshold.
 
@@ -147,6 +148,14 @@ def crossfit(data: dict[str, list[dict]], l2: float, sources: tuple[str, ...]) -
     return {held: fit_rows([r for n in data if n != held for r in data[n]], l2, sources) for held in data}
 
 
+def _by_venue(names: list[str]) -> dict[str, list[str]]:
+    """The samples by venue: DISAPERE's (ICLR 2019-2020) and the NeurIPS ones."""
+    venues: dict[str, list[str]] = {}
+    for name in names:
+        venues.setdefault("ICLR (DISAPERE)" if name.startswith("disapere") else "NeurIPS", []).append(name)
+    return venues
+
+
 def show(label: str, counts: tuple[int, int, int]) -> str:
     tp, predicted, positive = counts
     return (
@@ -158,7 +167,12 @@ def show(label: str, counts: tuple[int, int, int]) -> str:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--shared", type=Path, default=shared_data_dir(), help="the shared data folder")
-    parser.add_argument("--sample", action="append", choices=sorted(SAMPLES), help="train on these (default: all)")
+    parser.add_argument(
+        "--sample",
+        action="append",
+        choices=sorted(LABELLED_SAMPLES),
+        help="train (cross-fit) on these labelled samples (default: the nine NeurIPS ones)",
+    )
     parser.add_argument("--sources", choices=sorted(SOURCES), default="names", help="what the model decides")
     parser.add_argument("--l2", type=float, action="append", help="L2 strengths to try (default: 3, 10)")
     parser.add_argument("--threshold", type=float, action="append", help="thresholds (default: 0.25 .. 0.5)")
@@ -167,17 +181,20 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--out", type=Path, help="write the model fitted on every sample here")
     args = parser.parse_args(argv)
     names = args.sample or list(SAMPLES)
+    if set(args.measure or ()) & set(names):
+        parser.error(f"a sample cannot be both trained on and measured: {sorted(set(args.measure) & set(names))}")
     sources = SOURCES[args.sources]
     data = {}
     for name in names:
-        data[name] = review_rows(args.shared, SAMPLES[name])
+        data[name] = review_rows(args.shared, LABELLED_SAMPLES[name])
         count = sum(len(decided(r, sources)) for r in data[name])
         print(f"{name}: {len(data[name])} reviews, {count} candidates", flush=True)
     gold = [r["gold"] for n in names for r in data[n]]
     print(show("rules (pooled):", rates([rules_say(r) for n in names for r in data[n]], gold)))
     best = None
+    fitted = {}
     for l2 in args.l2 or [3.0, 10.0]:
-        models = crossfit(data, l2, sources)
+        models = fitted[l2] = crossfit(data, l2, sources)
         for threshold in args.threshold or [0.25, 0.3, 0.35, 0.4, 0.45, 0.5]:
             predicted = [p for n in names for p in decisions(data[n], NameModel(models[n], threshold, sources))]
             tp, pred, pos = rates(predicted, gold)
@@ -186,6 +203,12 @@ def main(argv: list[str] | None = None) -> None:
             if best is None or key > best[0]:
                 best = (key, l2, threshold)
     _, l2, threshold = best
+    models = fitted[l2]
+    for venue, members in _by_venue(names).items():  # the chosen setting's cross-fitted figures, venue by venue
+        venue_gold = [r["gold"] for n in members for r in data[n]]
+        print(show(f"{venue}, rules:", rates([rules_say(r) for n in members for r in data[n]], venue_gold)))
+        predicted = [p for n in members for p in decisions(data[n], NameModel(models[n], threshold, sources))]
+        print(show(f"{venue}, model cross-fitted:", rates(predicted, venue_gold)))
     print(
         f"chosen (best F1 at cross-fitted precision >= {PRECISION_TARGET}, if any): l2 {l2:g}, threshold {threshold:g}"
     )
