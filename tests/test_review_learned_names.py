@@ -137,6 +137,19 @@ def test_the_trainer_fits_a_toy_problem():
     assert weights["bias"] == pytest.approx(0.0, abs=1e-3)
 
 
+def test_the_trainer_refuses_to_measure_what_it_trains_on_and_groups_venues(capsys):
+    path = Path(__file__).resolve().parents[1] / "bench" / "name_model.py"
+    spec = importlib.util.spec_from_file_location("name_model_bench2", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    with pytest.raises(SystemExit) as refused:  # before any review is read
+        module.main(["--sample", "test", "--sample", "disapere_test", "--measure", "disapere_test"])
+    assert refused.value.code == 2 and "both trained on and measured" in capsys.readouterr().err
+    venues = module._by_venue(["test", "disapere_read", "neurips_check", "disapere_test"])
+    assert venues == {"NeurIPS": ["test", "neurips_check"], "ICLR (DISAPERE)": ["disapere_read", "disapere_test"]}
+
+
 def test_a_model_file_travels_in_the_config_to_workers_that_cannot_see_it(tmp_path):
     """`--name_model PATH`: the pipeline reads the file where it is built and puts its text into the config, so a
     worker without the file (Dataflow, Flink, Spark) decides with the same weights; stats record its SHA-256."""
