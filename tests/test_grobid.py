@@ -239,7 +239,10 @@ def test_under_faults_every_pdf_ends_parsed_or_dead_lettered_once(pairs, tmp_pat
     (folder / "html-error-page.pdf").write_bytes(b"<html>502 Bad Gateway</html>")
     (folder / "unparseable.pdf").write_bytes(b"%PDF-1.4\n%%EOF broken")
     keys = [pdf_hash(pdf.read_bytes()) for pdf in pdfs]
-    with FakeGrobid(tei_by_hash, slots=3, slow_s=1.5) as server:
+    # More slots than the client's concurrency: every busy answer is a scripted one, so each PDF's last failure, and
+    # with it its dead letter's reason, does not depend on how requests interleave (with 3 slots for 4 workers an
+    # unscripted busy answer could take a drop's place; the concurrency limit has its own test above).
+    with FakeGrobid(tei_by_hash, slots=10, slow_s=1.5) as server:
         server.script = {
             keys[0]: ["503", "503", "503"],  # recovers
             keys[1]: ["500"],  # dead: grobid_error_500
@@ -275,6 +278,7 @@ def test_under_faults_every_pdf_ends_parsed_or_dead_lettered_once(pairs, tmp_pat
         "unparseable.pdf": ("grobid", "grobid_error_500"),
     }
     assert len(letters) == len(reasons), "no PDF dead-lettered twice"
+    assert server.busy_answers == 0
     funnel = stats["funnel"]
     assert funnel["documents_in"] == len(pdfs) + 2
     assert funnel["documents_parsed"] == len(pdfs) - 3
