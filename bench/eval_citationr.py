@@ -32,6 +32,7 @@ from extractors.reviews.labels import (  # noqa: E402
     HELD_OUT_LABELS,
     NEURIPS_LABEL_FILES,
     READABLE,
+    REPORTED_ALONE,
     REVIEW_LABELS,
     SOURCES,
     TITLE_LABELS,
@@ -194,7 +195,7 @@ def _table(result: dict[str, dict], split: str) -> str:
         ("neurips_labels", "work_recall", "NeurIPS labelled: work recall (every form: title, name, link, ...)"),
         *(
             (name, key, f"{_held_out_title(name)}: {label}")
-            for name in (*HELD_OUT_LABELS, "disapere_read")
+            for name in REPORTED_ALONE
             for key, label in (
                 ("precision", "review precision"),
                 ("recall", "review recall"),

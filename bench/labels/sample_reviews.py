@@ -84,15 +84,25 @@ class Sample:
     venue: str = ""  # the venue the annotators are told; "" = the review file's folder (neurips_2023, ...)
 
 
+def _three(size: int, ends: tuple[int, int]) -> dict[str, tuple[int, int]]:
+    """Three annotators' batches overlapping by five reviews: A up to `ends[0]`, B up to `ends[1]`, C to the end."""
+    first, second = ends
+    return {"A": (0, first), "B": (first - 5, second), "C": (second - 5, size)}
+
+
 def _iclr(
     name: str, parts: tuple[str, ...], seed: int, size: int, ends: tuple[int, int], after: tuple[str, ...] = ()
 ) -> Sample:
-    """A DISAPERE sample, three annotators overlapping by five reviews: A up to `ends[0]`, B up to `ends[1]`, C
-    to the end."""
-    first, second = ends
-    batches = {"A": (0, first), "B": (first - 5, second), "C": (second - 5, size)}
+    """A DISAPERE sample, three annotators (`_three`)."""
     return Sample(
-        parts, seed, size, batches, LABELLED_SAMPLES[name], after, DISAPERE, venue="ICLR 2019-2020 (DISAPERE)"
+        parts,
+        seed,
+        size,
+        _three(size, ends),
+        LABELLED_SAMPLES[name],
+        after,
+        DISAPERE,
+        venue="ICLR 2019-2020 (DISAPERE)",
     )
 
 
@@ -122,7 +132,7 @@ SAMPLES = {
         ("test",),
         20261131,
         145,
-        {"A": (0, 55), "B": (50, 100), "C": (95, 145)},
+        _three(145, (55, 100)),
         NEURIPS_SAMPLES["test6"],
         ("test", "test2", "test3", "test4", "test5"),
     ),
@@ -130,7 +140,7 @@ SAMPLES = {
         READABLE,
         20261205,
         150,
-        {"A": (0, 55), "B": (50, 105), "C": (100, 150)},
+        _three(150, (55, 105)),
         LABELLED_SAMPLES["neurips_check"],
         ("read", "read2", "read3"),
     ),
@@ -138,7 +148,7 @@ SAMPLES = {
         READABLE,
         20261206,
         150,
-        {"A": (0, 55), "B": (50, 105), "C": (100, 150)},
+        _three(150, (55, 105)),
         LABELLED_SAMPLES["neurips_check2"],
         ("read", "read2", "read3", "neurips_check"),
     ),

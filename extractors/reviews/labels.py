@@ -392,31 +392,6 @@ def disapere_level(shared: Path, show_errors: bool = False, extract: Extract = d
     return result
 
 
-SOURCES = (
-    "bias_reviews",
-    "bias_titles",
-    "bias_resolution",
-    "disapere",
-    "neurips_labels",
-    "neurips_test2",
-    "neurips_test3",
-    "neurips_test4",
-    "neurips_test5",
-    "neurips_test6",
-    "disapere_test",
-    "disapere_read",
-    "disapere_check",
-    "disapere_check2",
-    "neurips_check",
-    "neurips_check2",
-)
-"""Every label source `evaluate` measures: `neurips_labels` is the read samples and the first test sample of the
-labelled NeurIPS reviews; `neurips_test2` to `neurips_test6`, the later test samples, and `disapere_test` (ICLR
-2019-2020 reviews labelled under the same guideline, with `disapere_check` and `disapere_check2`) and the NeurIPS
-read-part samples `neurips_check` and `neurips_check2` are each reported on their own (`HELD_OUT_LABELS`), since each
-was held out for a later round of rules; `disapere_read`, ICLR reviews of the read parts, to write rules on."""
-
-
 def evaluate(
     shared: Path,
     show_errors: bool = False,
@@ -437,7 +412,7 @@ def evaluate(
         result["disapere"] = disapere_level(shared, show_errors, extract)
     if "neurips_labels" in wanted and any(path.is_file() for path in NEURIPS_LABEL_FILES):
         result["neurips_labels"] = labelled_level(shared, extract, show_errors=show_errors)
-    for name, path in {**HELD_OUT_LABELS, "disapere_read": DISAPERE_READ_LABELS}.items():
+    for name, path in REPORTED_ALONE.items():
         if name in wanted and path.is_file():
             result[name] = labelled_level(shared, extract, [path], show_errors=show_errors)
     return result
@@ -537,7 +512,16 @@ HELD_OUT_LABELS = {
     "neurips_check": NEURIPS_CHECK_LABELS,
     "neurips_check2": NEURIPS_CHECK2_LABELS,
 }
-"""The label files `evaluate` reports one by one."""
+"""The held-out label files."""
+REPORTED_ALONE = {**HELD_OUT_LABELS, "disapere_read": DISAPERE_READ_LABELS}
+"""The label files `evaluate` reports one by one: the held-out ones, and `disapere_read` (ICLR reviews of the read
+parts, to write rules on)."""
+SOURCES = ("bias_reviews", "bias_titles", "bias_resolution", "disapere", "neurips_labels", *REPORTED_ALONE)
+"""Every label source `evaluate` measures: `neurips_labels` is the read samples and the first test sample of the
+labelled NeurIPS reviews; `neurips_test2` to `neurips_test6`, the later test samples, and `disapere_test` (ICLR
+2019-2020 reviews labelled under the same guideline, with `disapere_check` and `disapere_check2`) and the NeurIPS
+read-part samples `neurips_check` and `neurips_check2` are each reported on their own (`REPORTED_ALONE`), since each
+was held out for a later round of rules; so is `disapere_read`."""
 WORK_FORMS = ("title", "name", "author_year", "link", "marker")
 
 

@@ -198,11 +198,11 @@ def classify_mention(
     if bibliography.known and bibliography.cites(mention, config.already_cited_similarity):
         return replace(mention, kind=ALREADY_CITED, reason="in_submission_bibliography")
     own, _, intro = _CONTRACTED.sub(r"\1 not", mention.context).partition(" || ")
+    before = own[: max(own.find(mention.text), 0)]  # the sentence up to the mention
     used = _USED_BY_SUBMISSION.search(own)
     strong = _STRONG_REQUEST.search(own) or _STRONG_REQUEST.search(intro)
     in_summary = (mention.section or "").lower() in _SUMMARY_SECTIONS
     if mention.source == NAME_SOURCE:
-        before = own[: max(own.find(mention.text), 0)]
         if _last_is_use(before) or (used and not _STRONG_REQUEST.search(own)):
             return replace(mention, kind=DISCUSSED, reason="used_by_submission")
         aside = in_summary or (mention.section or "").lower() in _PRAISE_SECTIONS
@@ -237,9 +237,9 @@ def classify_mention(
         return replace(mention, kind=DISCUSSED, reason="in_summary")
     if strong:
         return replace(mention, kind=RECOMMENDED, reason="request_cue")
-    if mention.source == "author_year" and _SEE_BEFORE.search(own[: max(own.find(mention.text), 0)]):
+    if mention.source == "author_year" and _SEE_BEFORE.search(before):
         return replace(mention, kind=RECOMMENDED, reason="see_cue")
-    if mention.source == "author_year" and _asks_for(own, own[: max(own.find(mention.text), 0)]):
+    if mention.source == "author_year" and _asks_for(own, before):
         return replace(mention, kind=RECOMMENDED, reason="request_mood")
     if _WEAK_REQUEST.search(own) and mention.source not in ("author_year", "named_work"):
         return replace(mention, kind=RECOMMENDED, reason="weak_request_cue")
