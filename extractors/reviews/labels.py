@@ -486,6 +486,10 @@ NEURIPS_CHECK2_LABELS = NEURIPS_LABELS.with_name("neurips-2023-2025-check2.csv")
 """150 more official NeurIPS read-part reviews, none of the three read samples' nor `NEURIPS_CHECK_LABELS`'s,
 labelled by three fresh annotators after `NEURIPS_CHECK_LABELS` was measured: held out for round 6 (written on
 `NEURIPS_CHECK_LABELS`' errors, among others). Not training data."""
+NEURIPS_CHECK3_LABELS = NEURIPS_LABELS.with_name("neurips-2023-2025-check3.csv")
+"""150 more official NeurIPS read-part reviews, none of the earlier NeurIPS read-part samples', drawn and handed to
+three fresh annotators before any round-7 code: held out for round 7 (registered in docs/citationr.md). Not
+training data."""
 LABELLED_SAMPLES = {
     **NEURIPS_SAMPLES,
     "disapere_test": DISAPERE_TEST_LABELS,
@@ -494,6 +498,7 @@ LABELLED_SAMPLES = {
     "disapere_check2": DISAPERE_CHECK2_LABELS,
     "neurips_check": NEURIPS_CHECK_LABELS,
     "neurips_check2": NEURIPS_CHECK2_LABELS,
+    "neurips_check3": NEURIPS_CHECK3_LABELS,
 }
 """Every labelled sample, NeurIPS's and the other venues'."""
 NEURIPS_LABEL_FILES = (NEURIPS_READ_LABELS, NEURIPS_READ2_LABELS, NEURIPS_READ3_LABELS, NEURIPS_LABELS)
