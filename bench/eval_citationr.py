@@ -38,6 +38,7 @@ from extractors.reviews.labels import (  # noqa: E402
     TITLE_LABELS,
     evaluate,
     label_agreement,
+    own_text_of,
     part,
     read_reviews,
 )
@@ -128,7 +129,7 @@ def _labelled_mentions(shared: Path, wanted: tuple[str, ...]) -> list[tuple[Pape
                 gold[row["id"]].append(normalize_title(row["paper_info"]))
         for review_id, review in read_reviews(path).items():
             if review_id in gold and part(review.submission_id) in wanted:
-                for m in extract_review_mentions(review.text, review.sections):
+                for m in extract_review_mentions(review.text, review.sections, own_text_of(review)):
                     if m.title and normalize_title(m.title):
                         hit = any(lcs_similarity(normalize_title(m.title), g) >= FOUND_AT for g in gold[review_id])
                         rows.append((m, int(hit)))
@@ -137,7 +138,7 @@ def _labelled_mentions(shared: Path, wanted: tuple[str, ...]) -> list[tuple[Pape
         negatives = {row["id"] for row in csv.DictReader(handle) if row["citation_suggestions"] == "0"}
     for review_id, review in read_reviews(path).items():
         if review_id in negatives and part(review.submission_id) in wanted:
-            rows.extend((m, 0) for m in extract_review_mentions(review.text, review.sections))
+            rows.extend((m, 0) for m in extract_review_mentions(review.text, review.sections, own_text_of(review)))
     return rows
 
 
@@ -160,7 +161,7 @@ def learned_extract(score: Callable[[PaperMention], float]) -> Callable:
     """`extract_review_mentions` with the learned decision between recommended and discussed."""
 
     def extract(review):
-        mentions = extract_review_mentions(review.text, review.sections)
+        mentions = extract_review_mentions(review.text, review.sections, own_text_of(review))
         return [
             m if m.kind == ALREADY_CITED else replace(m, kind=RECOMMENDED if score(m) >= 0.5 else DISCUSSED)
             for m in mentions
@@ -283,7 +284,7 @@ def main(argv: list[str] | None = None) -> None:
         config = MentionConfig(name_model=args.name_model)
 
         def extract(review: Review) -> list[PaperMention]:
-            return extract_review_mentions(review.text, review.sections, config=config)
+            return extract_review_mentions(review.text, review.sections, own_text_of(review), config=config)
 
     result = evaluate(
         args.shared,

@@ -36,6 +36,7 @@ from extractors.reviews.labels import (  # noqa: E402
     _occurrences,
     find_labelled_review,
     gold_review_labels,
+    own_text_of,
     read_review_labels,
 )
 from extractors.reviews.mentions import extract_review_mentions  # noqa: E402
@@ -57,6 +58,7 @@ HELD_OUT = {  # what --measure measures: samples labelled after the nine, each h
     "disapere_check2": LABELLED_SAMPLES["disapere_check2"],
     "neurips_check": LABELLED_SAMPLES["neurips_check"],
     "neurips_check2": LABELLED_SAMPLES["neurips_check2"],
+    "neurips_check3": LABELLED_SAMPLES["neurips_check3"],
 }
 SAMPLES = dict(NEURIPS_SAMPLES)  # the spent ones: test5 and test6 since disapere_test was labelled
 SOURCES = {"names": LEARNED_SOURCES, "all": ALL_SOURCES}
@@ -69,8 +71,9 @@ def review_rows(shared: Path, path: Path) -> list[dict]:
     rows = []
     for label in gold_review_labels(read_review_labels(path)).values():
         review = find_labelled_review(shared, label)
-        found = extract_review_mentions(review.text, review.sections)
-        mentions = add_free_names(review.text, review.sections, found)
+        own = own_text_of(review)
+        found = extract_review_mentions(review.text, review.sections, own)
+        mentions = add_free_names(review.text, review.sections, found, bibliography=own)
         places = [span for work, _ in label.works for span in _occurrences(review.text, work)]
         candidates = candidates_with_features(review.text, mentions, ALL_SOURCES)
         rows.append(

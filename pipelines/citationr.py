@@ -37,6 +37,7 @@ from extractors.reviews.bibliographies import (
     fullest,
     paper_keys,
     submission_keys,
+    with_own_text,
 )
 from extractors.reviews.dataset import (
     CitationrConfig,
@@ -282,6 +283,7 @@ class MineMentionsFn(ConfiguredFn):
         spotter = self._spotter(matcher)
         bibliographies = list(grouped["bibliographies"])
         bibliography = fullest(bibliographies) if bibliographies else Bibliography()
+        bibliography = with_own_text(bibliography, next(iter(grouped.get("submissions", ())), None))
         reviews = sorted(grouped["reviews"], key=lambda r: r.review_id)
         if reviews:
             tally("submissions_reviewed")
@@ -318,7 +320,8 @@ class MineMentionsFn(ConfiguredFn):
 
 
 class MineMentions(ConfiguredTransform):
-    """`reviews` (with their submission's `bibliographies`) into `mentions` (`MentionRecord`), `reviews`
+    """`reviews` (with their submission's `bibliographies` and, when given, `submissions`: their own title and
+    abstract, `with_own_text`) into `mentions` (`MentionRecord`), `reviews`
     (`ReviewSummary`) and `tally`. With `spot_titles` (a `MatchConfig`) and `papers`, the database's titles are
     also spotted in the reviews' text (`extractors.reviews.mentions.spotting`; the database in one
     `InMemoryMatcher` side input)."""
@@ -337,6 +340,11 @@ class MineMentions(ConfiguredTransform):
             {
                 "reviews": inputs["reviews"] | "ReviewsBySubmission" >> beam.Map(lambda r: (r.submission_id, r)),
                 "bibliographies": inputs["bibliographies"],
+                **(
+                    {"submissions": inputs["submissions"] | "OwnText" >> beam.Map(lambda s: (s.submission_id, s))}
+                    if "submissions" in inputs
+                    else {}
+                ),
             }
             | "JoinBibliographies" >> beam.CoGroupByKey()
             | "Mine" >> beam.ParDo(MineMentionsFn(self.config), **side).with_outputs("reviews", TALLY, main="mentions")
@@ -808,6 +816,7 @@ def build_pipeline(
     )
     mined = {
         "reviews": read["reviews"],
+        "submissions": read["submissions"],
         "bibliographies": bib["bibliographies"],
         "papers": database["papers"],
     } | "MineMentions" >> MineMentions(mentions, match if spot_titles else None)

@@ -8,6 +8,9 @@ Sources, in the order a run prefers them (`fullest`):
   record lists what it cites (S2ORC metadata's `outbound_citations`, `Paper.outbound_s2_ids`): the cited papers'
   titles and identifiers, looked up in the same database (`bibliography_of_papers`).
 
+Besides, the submission's own title and abstract (`with_own_text`), from its review file or submission note: a
+work the reviewer names by a name the submission writes itself is not one it misses (`Bibliography.names`).
+
 A submission for which none has its references is *undecided*: nothing can be `already_cited` there, and a run
 counts it (stats.json `already_cited`) instead of passing its mentions off as decided.
 """
@@ -15,6 +18,7 @@ counts it (stats.json `already_cited`) instead of passing its mentions off as de
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import replace
 
 from extractors.documents.files import file_stem
 from extractors.records import Paper, ParsedDocument
@@ -87,3 +91,11 @@ def fullest(bibliographies: Iterable[Bibliography]) -> Bibliography:
         bibliographies,
         key=lambda b: (b.source == OWN_PAPER, len(b.titles) + len(b.arxiv_ids) + len(b.dois), sorted(b.titles)),
     )
+
+
+def with_own_text(bibliography: Bibliography, submission: Submission | None) -> Bibliography:
+    """The bibliography with the submission's own title and abstract (`Bibliography.own_text`), when it has them."""
+    if submission is None:
+        return bibliography
+    own = "\n".join(text for text in (submission.title, submission.abstract) if text)
+    return replace(bibliography, own_text=own) if own else bibliography

@@ -50,14 +50,17 @@ import math
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 from extractors.records import BibEntry, Paper
-from extractors.reviews.forms import Review, parse_review_file
+from extractors.reviews.bibliographies import with_own_text
+from extractors.reviews.forms import Review, merge_submissions, parse_review_file
 from extractors.reviews.mentions import extract_review_mentions
+from extractors.reviews.mentions.classify import NO_BIBLIOGRAPHY, Bibliography
 from extractors.reviews.mentions.shapes import overlaps
 from extractors.reviews.mentions.spotting import DatabaseTitleSpotter
-from extractors.reviews.records import RECOMMENDED, PaperMention
+from extractors.reviews.records import RECOMMENDED, PaperMention, Submission
 from mapping.matcher import InMemoryMatcher, MatchConfig, lcs_similarity
 from mapping.titles import normalize_title
 
@@ -127,8 +130,26 @@ class Rate:
         return f"{self.value:.2f} [{low:.2f}, {high:.2f}] ({self.hits}/{self.total})"
 
 
+@lru_cache(maxsize=64)
+def _submissions_in(source: str) -> dict[str, Submission]:
+    path = Path(source)
+    if not path.is_file():
+        return {}
+    found: dict[str, list[Submission]] = defaultdict(list)
+    for item in parse_review_file(path.read_bytes(), source):
+        if isinstance(item, Submission):
+            found[item.submission_id].append(item)
+    return {submission_id: merge_submissions(records) for submission_id, records in found.items()}  # as a run does
+
+
+def own_text_of(review: Review) -> Bibliography:
+    """What a pipeline run knows of the review's submission without its paper: the title and abstract its review file
+    carries (`with_own_text`; nothing for DISAPERE's files, which have none)."""
+    return with_own_text(NO_BIBLIOGRAPHY, _submissions_in(review.source).get(review.submission_id))
+
+
 def default_extract(review: Review) -> list[PaperMention]:
-    return extract_review_mentions(review.text, review.sections)
+    return extract_review_mentions(review.text, review.sections, own_text_of(review))
 
 
 def recommended_mentions(review: Review, extract: Extract = default_extract) -> list[PaperMention]:
@@ -301,7 +322,7 @@ def spotting_extract(spotter: DatabaseTitleSpotter) -> Extract:
     """`default_extract` with the database's titles spotted in the review (`mentions.spotting`)."""
 
     def extract(review: Review) -> list[PaperMention]:
-        return extract_review_mentions(review.text, review.sections, spotter=spotter)
+        return extract_review_mentions(review.text, review.sections, own_text_of(review), spotter=spotter)
 
     return extract
 
@@ -516,6 +537,7 @@ HELD_OUT_LABELS = {
     "disapere_check2": DISAPERE_CHECK2_LABELS,
     "neurips_check": NEURIPS_CHECK_LABELS,
     "neurips_check2": NEURIPS_CHECK2_LABELS,
+    "neurips_check3": NEURIPS_CHECK3_LABELS,
 }
 """The held-out label files."""
 REPORTED_ALONE = {**HELD_OUT_LABELS, "disapere_read": DISAPERE_READ_LABELS}

@@ -1,7 +1,9 @@
 """Classification: is a mentioned paper `recommended`, `already_cited` or `discussed`?
 
 A mention that matches the submission's own bibliography (same arXiv id or DOI, or title LCS >= 0.9) is
-`already_cited`. Otherwise it is `recommended` when the sentence around it (for a reference entry: the sentences
+`already_cited`; a work named by name that the submission's own title or abstract writes (`Bibliography.names`)
+is `discussed` (`named_by_submission`: "borrowed from previous work, VampNet" where the abstract says "built by
+finetuning VampNet"). Otherwise it is `recommended` when the sentence around it (for a reference entry: the sentences
 that use its marker, the sentence that introduces the list, or by default, since a reviewer's reference list
 points the authors to literature) carries a request cue ("missing", "should cite", "compare with", "related
 work", ...) and no cue that the submission already uses it ("the authors use [3]", "as in [3]"); mentions in
@@ -144,16 +146,27 @@ _SUBMISSION_DID = re.compile(
 
 @dataclass(frozen=True)
 class Bibliography:
-    """What the submission itself cites, for telling 'already cited' from 'missing'."""
+    """What the submission itself cites, for telling 'already cited' from 'missing'; and what it writes about itself
+    (`own_text`: its title and abstract), for telling a work it already names from one a reviewer adds."""
 
     titles: tuple[str, ...] = ()
     arxiv_ids: frozenset[str] = field(default_factory=frozenset)
     dois: frozenset[str] = field(default_factory=frozenset)
     source: str = ""  # where it came from: own_paper | database (`extractors.reviews.bibliographies`)
+    own_text: str = ""  # the submission's title and abstract; not a bibliography (`known` does not look at it)
 
     @property
     def known(self) -> bool:
         return bool(self.titles or self.arxiv_ids or self.dois)
+
+    def names(self, mention: PaperMention) -> bool:
+        """Does the submission's own title or abstract write this work's name, as a whole token ("VampNet" in
+        "WhAM is built by finetuning VampNet"; not "LOCO" in "R-LOCO"), case and all? Only for works named by
+        name: a title or an author-year is not told apart by a word of the abstract."""
+        name = mention.text.strip()
+        if mention.source != NAME_SOURCE or not name or not self.own_text:
+            return False
+        return re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", self.own_text) is not None
 
     def cites(self, mention: PaperMention, min_similarity: float) -> bool:
         if mention.arxiv_id and mention.arxiv_id in self.arxiv_ids:
@@ -169,6 +182,7 @@ class Bibliography:
         return any(lcs_similarity(title, normalize_title(t)) >= min_similarity for t in self.titles)
 
 
+NAMED_BY_SUBMISSION = "named_by_submission"  # the reason of a name the submission's title or abstract writes
 NO_BIBLIOGRAPHY = Bibliography()  # the submission's own bibliography unknown: nothing is `already_cited`
 
 
@@ -197,6 +211,8 @@ def classify_mention(
     """The mention with its `kind` and the rule that decided it (`reason`)."""
     if bibliography.known and bibliography.cites(mention, config.already_cited_similarity):
         return replace(mention, kind=ALREADY_CITED, reason="in_submission_bibliography")
+    if bibliography.names(mention):
+        return replace(mention, kind=DISCUSSED, reason=NAMED_BY_SUBMISSION)
     own, _, intro = _CONTRACTED.sub(r"\1 not", mention.context).partition(" || ")
     before = own[: max(own.find(mention.text), 0)]  # the sentence up to the mention
     used = _USED_BY_SUBMISSION.search(own)

@@ -35,7 +35,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from extractors.reviews.mentions import classify as _rules
-from extractors.reviews.mentions.classify import NO_BIBLIOGRAPHY, Bibliography, classify_mention
+from extractors.reviews.mentions.classify import NAMED_BY_SUBMISSION, NO_BIBLIOGRAPHY, Bibliography, classify_mention
 from extractors.reviews.mentions.config import DEFAULT_CONFIG, MentionConfig
 from extractors.reviews.mentions.context import context_for
 from extractors.reviews.mentions.names import _LEAD, _VERSION, NAME_SOURCE, _coined, _words_at
@@ -244,12 +244,17 @@ def candidates_with_features(
 
 
 def decide_names(text: str, mentions: Sequence[PaperMention], model: NameModel) -> list[PaperMention]:
-    """`mentions` with each name's kind decided by the model (a name already cited stays so); a free candidate the
-    model does not recommend is dropped (it is a coined token, not a mention the rules found)."""
+    """`mentions` with each name's kind decided by the model (a name already cited, or one the submission's title or
+    abstract writes, stays as the rules decided it); a free candidate the model does not recommend is dropped (it
+    is a coined token, not a mention the rules found)."""
     decided: dict[int, PaperMention | None] = {}
     for mention, features in candidates_with_features(text, mentions, model.sources):
         free = mention.reason.startswith(FREE_REASON)
         if mention.kind == ALREADY_CITED:
+            continue
+        if mention.reason.endswith(NAMED_BY_SUBMISSION):  # the submission names it itself: not the model's to decide
+            if free:
+                decided[id(mention)] = None
             continue
         wanted = model.probability(features) >= model.threshold
         if free and not wanted:
