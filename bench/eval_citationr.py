@@ -222,7 +222,8 @@ def _cell(rate: dict | None) -> str:
     if not rate or not rate["of"]:
         return "n/a"
     low, high = rate["ci95"]
-    return f"{rate['value']:.2f} [{low:.2f}, {high:.2f}] ({rate['hits']}/{rate['of']})"
+    value = rate["hits"] / rate["of"]  # from the counts: `value` is already rounded to 3 places
+    return f"{value:.2f} [{low:.2f}, {high:.2f}] ({rate['hits']}/{rate['of']})"
 
 
 def main(argv: list[str] | None = None) -> None:

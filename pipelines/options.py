@@ -195,9 +195,9 @@ class CitationrOptions(PipelineOptions):
             help='Decide the works a reviewer names ("compare with LoRA"), found anywhere in a review, by the '
             "learned name model instead of the name rules: 'builtin' (trained on 955 labelled NeurIPS reviews) or "
             "a JSON file written by bench/name_model.py (read here; its weights travel with the job). Off by "
-            "default: on 135 unread labelled ICLR reviews it measured review precision 0.89 and recall 0.64 against "
-            "the rules' 0.84 and 0.62; on 235 unread NeurIPS reviews (trained on 720) 0.82 and 0.83 against 0.81 "
-            "and 0.76 (docs/citationr.md).",
+            "default: on the six labelled samples held out since it was trained (836 ICLR and NeurIPS reviews) its "
+            "review precision was 0.77-0.89 against the rules' 0.75-0.89 and its recall 0.62-0.80 against "
+            "0.62-0.76; neither meets the targets (docs/citationr.md).",
         )
         online = parser.add_argument_group("online resolvers (off by default; need internet)")
         online.add_argument(

@@ -176,3 +176,35 @@ def test_a_model_file_travels_in_the_config_to_workers_that_cannot_see_it(tmp_pa
     assert "name_model_sha256" not in MentionConfig(name_model="builtin").as_metadata()
     with pytest.raises(SystemExit):
         _mention_config(str(path))  # checked before the run: one clear error
+
+
+def test_the_shipped_model_still_reads_features_the_rules_produce(shared):
+    """Drift between the shipped `builtin` model and the code: every rule decision it weighs (`rule=kind:reason`) is
+    one the rules still give some name in two labelled NeurIPS samples (the read ones), and every cue feature names
+    a cue pattern the code still has. A renamed reason or cue would leave the model's weight for it unused."""
+    import json
+
+    from extractors.reviews.labels import (
+        NEURIPS_SAMPLES,
+        find_labelled_review,
+        gold_review_labels,
+        own_text_of,
+        read_review_labels,
+    )
+    from extractors.reviews.mentions.learned import _CUES, MODEL_PATH, add_free_names, candidates_with_features
+
+    seen: set[str] = set()
+    for name in ("read", "read2"):
+        for label in gold_review_labels(read_review_labels(NEURIPS_SAMPLES[name])).values():
+            review = find_labelled_review(shared, label)
+            own = own_text_of(review)
+            found = extract_review_mentions(review.text, review.sections, own)
+            mentions = add_free_names(review.text, review.sections, found, bibliography=own)
+            seen.update(f for _, features in candidates_with_features(review.text, mentions) for f in features)
+    weights = json.loads(MODEL_PATH.read_text(encoding="utf-8"))["weights"]
+    rules = {f for f in weights if f.startswith("rule=")}
+    assert rules and rules <= seen, sorted(rules - seen)
+    cues = {f for f in weights if f.startswith("cue_")}
+    names = {name for name, _ in _CUES}
+    assert cues and all(f.split("=")[0][4:] in ("before", "after", "intro") for f in cues)
+    assert {f.split("=")[1] for f in cues} <= names, sorted({f.split("=")[1] for f in cues} - names)
