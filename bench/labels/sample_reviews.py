@@ -39,6 +39,8 @@ NeurIPS.
 same batches: held out for round 6.
 `neurips_check3` (`neurips-2023-2025-check3.csv`): 150 more, none of the read samples' nor the two checks', seed
 20261207, same batches: held out for round 7 (drawn and handed out before any round-7 code).
+`neurips_check4` (`neurips-2023-2025-check4.csv`): 150 more, none of the read samples' nor the three checks', seed
+20261208, same batches: held out for round 8 (drawn and handed out before any round-8 code).
 
     python bench/labels/sample_reviews.py --out /tmp/annot             # batch_A/NNN.txt, batch_B/NNN.txt, sample.json
     python bench/labels/sample_reviews.py --check                      # the label file holds exactly this sample
@@ -161,6 +163,14 @@ SAMPLES = {
         _three(150, (55, 105)),
         LABELLED_SAMPLES["neurips_check3"],
         ("read", "read2", "read3", "neurips_check", "neurips_check2"),
+    ),
+    "neurips_check4": Sample(
+        READABLE,
+        20261208,
+        150,
+        _three(150, (55, 105)),
+        LABELLED_SAMPLES["neurips_check4"],
+        ("read", "read2", "read3", "neurips_check", "neurips_check2", "neurips_check3"),
     ),
     "disapere_test": _iclr("disapere_test", ("test",), 20261201, 135, (50, 95)),
     "disapere_read": _iclr("disapere_read", READABLE, 20261202, 120, (45, 85)),

@@ -511,6 +511,10 @@ NEURIPS_CHECK3_LABELS = NEURIPS_LABELS.with_name("neurips-2023-2025-check3.csv")
 """150 more official NeurIPS read-part reviews, none of the earlier NeurIPS read-part samples', drawn and handed to
 three fresh annotators before any round-7 code: held out for round 7 (registered in docs/citationr.md). Not
 training data."""
+NEURIPS_CHECK4_LABELS = NEURIPS_LABELS.with_name("neurips-2023-2025-check4.csv")
+"""150 more official NeurIPS read-part reviews, none of the earlier NeurIPS read-part samples', drawn and handed to
+three fresh annotators before any round-8 code: held out for round 8 (registered in docs/citationr.md). Not
+training data."""
 LABELLED_SAMPLES = {
     **NEURIPS_SAMPLES,
     "disapere_test": DISAPERE_TEST_LABELS,
@@ -520,6 +524,7 @@ LABELLED_SAMPLES = {
     "neurips_check": NEURIPS_CHECK_LABELS,
     "neurips_check2": NEURIPS_CHECK2_LABELS,
     "neurips_check3": NEURIPS_CHECK3_LABELS,
+    "neurips_check4": NEURIPS_CHECK4_LABELS,
 }
 """Every labelled sample, NeurIPS's and the other venues'."""
 NEURIPS_LABEL_FILES = (NEURIPS_READ_LABELS, NEURIPS_READ2_LABELS, NEURIPS_READ3_LABELS, NEURIPS_LABELS)
