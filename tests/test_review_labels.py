@@ -148,6 +148,7 @@ def test_bad_label_files_are_refused(tmp_path, row, message):
         ("neurips_check", 150, {"dev", "dev2"}),
         ("neurips_check2", 150, {"dev", "dev2"}),
         ("neurips_check3", 150, {"dev", "dev2"}),
+        ("neurips_check4", 150, {"dev", "dev2"}),
     ],
 )
 def test_project_labels_name_real_reviews_and_words_they_contain(shared, name, size, parts):
