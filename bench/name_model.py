@@ -59,6 +59,7 @@ HELD_OUT = {  # what --measure measures: samples labelled after the nine, each h
     "neurips_check": LABELLED_SAMPLES["neurips_check"],
     "neurips_check2": LABELLED_SAMPLES["neurips_check2"],
     "neurips_check3": LABELLED_SAMPLES["neurips_check3"],
+    "neurips_check4": LABELLED_SAMPLES["neurips_check4"],
 }
 SAMPLES = dict(NEURIPS_SAMPLES)  # the spent ones: test5 and test6 since disapere_test was labelled
 SOURCES = {"names": LEARNED_SOURCES, "all": ALL_SOURCES}

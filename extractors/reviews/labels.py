@@ -543,6 +543,7 @@ HELD_OUT_LABELS = {
     "neurips_check": NEURIPS_CHECK_LABELS,
     "neurips_check2": NEURIPS_CHECK2_LABELS,
     "neurips_check3": NEURIPS_CHECK3_LABELS,
+    "neurips_check4": NEURIPS_CHECK4_LABELS,
 }
 """The held-out label files."""
 REPORTED_ALONE = {**HELD_OUT_LABELS, "disapere_read": DISAPERE_READ_LABELS}

@@ -42,7 +42,7 @@ _NOT_WORK_OBJECT = (
     r"ablations?|clarity|notations?)\b"
 )
 _STRONG_BUT_RELATED = re.compile(
-    r"\b(?:(?:miss(?:es|ed|ing)?|lacks?|lacking)\b(?!"
+    r"\b(?:(?:miss(?:es|ed|ing)?|lacks?|lacking|lacked)\b(?!"
     + _NOT_WORK_OBJECT
     + r")|omit(?:s|ted)?|overlook(?:s|ed)?|neglect(?:s|ed)?|ignor(?:es|ed|ing)|"
     r"not\s+(?:been\s+)?(?:cited|discussed|mentioned|compared|included|referenced|considered|acknowledged|aware)|"
@@ -109,7 +109,8 @@ _ASKS = re.compile(
 # A request mood: what a work named by name needs in its sentence besides the lead that names it ("such as", "like"
 # give examples in any sentence; "... should compare with methods such as X" asks for X). A bare "would"/"could" is
 # not one ("(e.g. GAIL) could help alleviate this issue"): a suggestion ("it would be better", "I would include"),
-# a question to the authors ("could you", "how does it compare") or "did not compare" is.
+# a question to the authors ("could you", "how does it compare") or an absence ("did not compare", "does not report
+# ... such as X", "why does the paper not include a comparison with X") is.
 _ASKING = re.compile(
     r"\b(?:should|must|please|worth\s+(?:\w+\s+)?(?:compar|discuss|cit|mention|includ|consider|add|explor|investigat|"
     r"check|look|try|test|evaluat)\w*|recommend\w*|suggest\w*|encourage\w*|consider\w*|need(?:s|ed)?\s+to|"
@@ -117,7 +118,8 @@ _ASKING = re.compile(
     r"add|compare|see)\b|(?:could|would|can)\s+(?:you|the\s+authors?)|(?:is|be|been)\s+(?:much\s+)?better\s+to|"
     r"how\s+(?:does|do|did|would|about|is|are)|how's|what\s+about|why\s+not|(?:did|have|has)\s+the\s+authors?|"
     r"how\s+(?:\w+\s+){1,4}?(?:perform|compare|differ)\w*|what\s+(?:is|are)\s+the\s+differences?|"
-    r"(?:does|do|did)\s+not\s+(?:\w+\s+)?(?:compare|discuss|cite|mention|include|consider))\b",
+    r"(?:does|do|did)\s+(?:(?:the\s+)?(?:paper|authors?|submission|work|manuscript|they)\s+)?not\s+(?:\w+\s+)?"
+    r"(?:compare|discuss|cite|mention|include|consider|report|evaluate|reference|acknowledge))\b",
     re.I,
 )
 # "didn't", "doesn’t": the cues read "did not" (not a modal's: "shouldn't the caption be ...?" asks nothing).

@@ -7,9 +7,10 @@ that is not a document part ("Table", "Section") or a function word; a run of up
 3B", "Katz Index"), or a Title Case run that its bracketed acronym spells ("Smoothed Energy Guidance (SEG)"). A
 name is a mention only in a *work slot*: right after a lead that introduces works ("such as", "like", "e.g.",
 "including", "especially", "compare(d) (it) with/to/against", "comparison with/between", "differs from",
-"discussion of/with", "similar to", "the previous/prior/existing work(s)"), and the names listed after it with ",",
-"/", "or", "and", "+". A name that is a class of methods, not one work, is not taken: an acronym's plural ("LLMs",
-"GNNs"), or a name followed by "-based", "-like", "-style" or a class noun ("Transformer models", "GNN methods").
+"discussion of/with", "similar to", "the previous/prior/existing work(s)", "missing reference to/of"), and the names
+listed after it with ",", "/", "or", "and", "+". A name that is a class of methods, not one work, is not taken: an
+acronym's plural ("LLMs", "GNNs"), or a name followed by "-based", "-like", "-style" or a class noun ("Transformer
+models", "GNN methods").
 
 Whether the slot asks for the work (recommended) or only names it is the classification's (`classify.py`), as for
 any other mention; a name carries no title (a name is not a title) and resolves through the database titles'
@@ -38,7 +39,8 @@ _LEAD = re.compile(
     r"comparisons?\s+(?:\w+\s+){0,2}?(?:with|to|against|versus|vs\.?|between)|(?:discussions?|discuss(?:es|ed|ing)?)\s+"
     r"(?:(?:with|of|about|on)\s+)?|relat(?:e|es|ed|ion)\s+to|similar\s+to|"
     r"(?:previous|prior|existing|related|recent|concurrent|earlier)\s+(?:works?|methods?|approaches|papers?)|"
-    r"baselines?\s*(?::|would\s+be|(?:is|are)\s+(?:missing|needed))|(?:add|adding|include|including|consider|"
+    r"baselines?\s*(?::|would\s+be|(?:is|are)\s+(?:missing|needed))|"
+    r"(?:missing|no|lack\s+of(?:\s+a)?)\s+(?:references?|citations?)\s+(?:to|of|for)|(?:add|adding|include|including|consider|"
     r"considering|cite|citing|mention(?:ing)?)(?:\s+(?:also|the|a))?)"
     r"(?:\s*,)?(?:\s+|(?<=\())(?:the\s+|a\s+|an\s+)?",
     re.I,
