@@ -110,6 +110,11 @@ def _iclr(
     )
 
 
+def _check(name: str, seed: int, after: tuple[str, ...]) -> Sample:
+    """A NeurIPS read-part check: 150 reviews of the read parts, none of the samples `after`, three annotators."""
+    return Sample(READABLE, seed, 150, _three(150, (55, 105)), LABELLED_SAMPLES[name], after)
+
+
 SAMPLES = {
     "test": Sample(("test",), 20261123, 90, {"A": (0, 50), "B": (40, 90)}, NEURIPS_SAMPLES["test"]),
     "read": Sample(READABLE, 20261124, 120, {"A": (0, 65), "B": (55, 120)}, NEURIPS_SAMPLES["read"]),
@@ -140,37 +145,11 @@ SAMPLES = {
         NEURIPS_SAMPLES["test6"],
         ("test", "test2", "test3", "test4", "test5"),
     ),
-    "neurips_check": Sample(
-        READABLE,
-        20261205,
-        150,
-        _three(150, (55, 105)),
-        LABELLED_SAMPLES["neurips_check"],
-        ("read", "read2", "read3"),
-    ),
-    "neurips_check2": Sample(
-        READABLE,
-        20261206,
-        150,
-        _three(150, (55, 105)),
-        LABELLED_SAMPLES["neurips_check2"],
-        ("read", "read2", "read3", "neurips_check"),
-    ),
-    "neurips_check3": Sample(
-        READABLE,
-        20261207,
-        150,
-        _three(150, (55, 105)),
-        LABELLED_SAMPLES["neurips_check3"],
-        ("read", "read2", "read3", "neurips_check", "neurips_check2"),
-    ),
-    "neurips_check4": Sample(
-        READABLE,
-        20261208,
-        150,
-        _three(150, (55, 105)),
-        LABELLED_SAMPLES["neurips_check4"],
-        ("read", "read2", "read3", "neurips_check", "neurips_check2", "neurips_check3"),
+    "neurips_check": _check("neurips_check", 20261205, ("read", "read2", "read3")),
+    "neurips_check2": _check("neurips_check2", 20261206, ("read", "read2", "read3", "neurips_check")),
+    "neurips_check3": _check("neurips_check3", 20261207, ("read", "read2", "read3", "neurips_check", "neurips_check2")),
+    "neurips_check4": _check(
+        "neurips_check4", 20261208, ("read", "read2", "read3", "neurips_check", "neurips_check2", "neurips_check3")
     ),
     "disapere_test": _iclr("disapere_test", ("test",), 20261201, 135, (50, 95)),
     "disapere_read": _iclr("disapere_read", READABLE, 20261202, 120, (45, 85)),
