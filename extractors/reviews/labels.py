@@ -131,12 +131,21 @@ class Rate:
 
 
 @lru_cache(maxsize=64)
-def _submissions_in(source: str) -> dict[str, Submission]:
-    path = Path(source)
-    if not path.is_file():
-        return {}
+def _parsed(source: str, stamp: tuple[int, int]) -> tuple:
+    """Every item of one review file, parsed once for `read_reviews` and `own_text_of` alike (`stamp`: the file's
+    modification time and size, so that a file written again is parsed again)."""
+    return tuple(parse_review_file(Path(source).read_bytes(), source))
+
+
+def _file_items(path: Path) -> tuple:
+    stat = path.stat()
+    return _parsed(str(path), (stat.st_mtime_ns, stat.st_size))
+
+
+@lru_cache(maxsize=64)
+def _merged_submissions(items: tuple) -> dict[str, Submission]:
     found: dict[str, list[Submission]] = defaultdict(list)
-    for item in parse_review_file(path.read_bytes(), source):
+    for item in items:
         if isinstance(item, Submission):
             found[item.submission_id].append(item)
     return {submission_id: merge_submissions(records) for submission_id, records in found.items()}  # as a run does
@@ -145,7 +154,9 @@ def _submissions_in(source: str) -> dict[str, Submission]:
 def own_text_of(review: Review) -> Bibliography:
     """What a pipeline run knows of the review's submission without its paper: the title and abstract its review file
     carries (`with_own_text`; nothing for DISAPERE's files, which have none)."""
-    return with_own_text(NO_BIBLIOGRAPHY, _submissions_in(review.source).get(review.submission_id))
+    path = Path(review.source)
+    submissions = _merged_submissions(_file_items(path)) if path.is_file() else {}
+    return with_own_text(NO_BIBLIOGRAPHY, submissions.get(review.submission_id))
 
 
 def default_extract(review: Review) -> list[PaperMention]:
@@ -160,7 +171,7 @@ def recommended_mentions(review: Review, extract: Extract = default_extract) -> 
 def read_reviews(path: Path) -> dict[str, Review]:
     """The reviews of a labelled file, once each (the title file repeats a review per gold title)."""
     reviews: dict[str, Review] = {}
-    for item in parse_review_file(path.read_bytes(), str(path)):
+    for item in _file_items(path):
         if isinstance(item, Review):
             reviews.setdefault(item.review_id, item)
     return reviews
@@ -402,7 +413,7 @@ def disapere_level(shared: Path, show_errors: bool = False, extract: Extract = d
             for group in groups(forum):
                 left_out[group] += 1
             continue
-        reviews = [i for i in parse_review_file(path.read_bytes(), str(path)) if isinstance(i, Review)]
+        reviews = [i for i in _file_items(path) if isinstance(i, Review)]
         predicted = bool(reviews) and bool(recommended_mentions(reviews[0], extract))
         if show_errors and part(forum) in READABLE and predicted != gold and reviews:
             _show_review_error(reviews[0], int(gold), extract)
@@ -515,8 +526,7 @@ NEURIPS_CHECK4_LABELS = NEURIPS_LABELS.with_name("neurips-2023-2025-check4.csv")
 """150 more official NeurIPS read-part reviews, none of the earlier NeurIPS read-part samples', drawn and handed to
 three fresh annotators before any round-8 code: held out for round 8 (registered in docs/citationr.md). Not
 training data."""
-LABELLED_SAMPLES = {
-    **NEURIPS_SAMPLES,
+LATER_SAMPLES = {
     "disapere_test": DISAPERE_TEST_LABELS,
     "disapere_read": DISAPERE_READ_LABELS,
     "disapere_check": DISAPERE_CHECK_LABELS,
@@ -526,6 +536,8 @@ LABELLED_SAMPLES = {
     "neurips_check3": NEURIPS_CHECK3_LABELS,
     "neurips_check4": NEURIPS_CHECK4_LABELS,
 }
+"""The samples labelled after the nine NeurIPS ones: DISAPERE's four and the NeurIPS read-part checks."""
+LABELLED_SAMPLES = {**NEURIPS_SAMPLES, **LATER_SAMPLES}
 """Every labelled sample, NeurIPS's and the other venues'."""
 NEURIPS_LABEL_FILES = (NEURIPS_READ_LABELS, NEURIPS_READ2_LABELS, NEURIPS_READ3_LABELS, NEURIPS_LABELS)
 NEURIPS_HELD_OUT = {
@@ -535,17 +547,8 @@ NEURIPS_HELD_OUT = {
     "neurips_test5": NEURIPS_TEST5_LABELS,
     "neurips_test6": NEURIPS_TEST6_LABELS,
 }
-HELD_OUT_LABELS = {
-    **NEURIPS_HELD_OUT,
-    "disapere_test": DISAPERE_TEST_LABELS,
-    "disapere_check": DISAPERE_CHECK_LABELS,
-    "disapere_check2": DISAPERE_CHECK2_LABELS,
-    "neurips_check": NEURIPS_CHECK_LABELS,
-    "neurips_check2": NEURIPS_CHECK2_LABELS,
-    "neurips_check3": NEURIPS_CHECK3_LABELS,
-    "neurips_check4": NEURIPS_CHECK4_LABELS,
-}
-"""The held-out label files."""
+HELD_OUT_LABELS = {**NEURIPS_HELD_OUT, **{k: v for k, v in LATER_SAMPLES.items() if k != "disapere_read"}}
+"""The held-out label files: the later NeurIPS test samples and every later sample but `disapere_read` (written on)."""
 REPORTED_ALONE = {**HELD_OUT_LABELS, "disapere_read": DISAPERE_READ_LABELS}
 """The label files `evaluate` reports one by one: the held-out ones, and `disapere_read` (ICLR reviews of the read
 parts, to write rules on)."""
@@ -553,7 +556,7 @@ SOURCES = ("bias_reviews", "bias_titles", "bias_resolution", "disapere", "neurip
 """Every label source `evaluate` measures: `neurips_labels` is the read samples and the first test sample of the
 labelled NeurIPS reviews; `neurips_test2` to `neurips_test6`, the later test samples, and `disapere_test` (ICLR
 2019-2020 reviews labelled under the same guideline, with `disapere_check` and `disapere_check2`) and the NeurIPS
-read-part samples `neurips_check` and `neurips_check2` are each reported on their own (`REPORTED_ALONE`), since each
+read-part samples `neurips_check` to `neurips_check4` are each reported on their own (`REPORTED_ALONE`), since each
 was held out for a later round of rules; so is `disapere_read`."""
 WORK_FORMS = ("title", "name", "author_year", "link", "marker")
 
