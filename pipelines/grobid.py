@@ -7,8 +7,11 @@ runner may start several processes on one machine (Dataflow's Python workers run
 match `--grobid_concurrency` x processes x machines to the server's own `concurrency` setting.
 
 Before a PDF is sent, the TEI cache is looked up under the SHA-256 of the PDF bytes, the GROBID version and the
-request options; a hit makes no GROBID call, so a refresh over an unchanged corpus makes none at all. New TEI is
-written to the cache atomically (a temporary name, then a rename).
+request options; a hit makes no GROBID call, so a refresh over an unchanged corpus makes none at all. Only an answer
+that is GROBID TEI (`grobid_tei_problem`: well-formed, root `TEI` with a `teiHeader`) is ever cached, written
+atomically (a temporary name, then a rename); an empty, HTML or truncated answer is a transient failure
+(`grobid_invalid_tei`), and a cached file that is not GROBID TEI (left by an older version) is sent again
+(`grobid_cache_invalid`). Answers are capped at `--max_document_bytes`, like a `--tei` document.
 
 Deterministic failures (`not_a_pdf`, GROBID's `[BAD_INPUT_DATA]` / `[NO_BLOCKS]`; `extractors/clients/grobid.py` says
 why only these) are cached the same way, as a small JSON record `<key>.failed.json` beside where the TEI
@@ -45,6 +48,7 @@ from extractors.clients.grobid import (
     GrobidResult,
     RetryPolicy,
     citation_cache_key,
+    grobid_tei_problem,
     merge_parsed_entry,
     sendable_raw_reference,
     tei_cache_key,
@@ -54,7 +58,7 @@ from extractors.documents.streams import TooLarge, read_errors
 from extractors.documents.tei import DocumentError, bib_entry_from_struct
 from extractors.records import BibEntry, DeadLetter, InputTally, ParsedDocument
 from mapping.matcher import MatchConfig, usable_title
-from pipelines.inputs import MAX_PDF_BYTES, ParseFiles, ReadConfig, ReadTask, read_document_bytes
+from pipelines.inputs import MAX_DOCUMENT_BYTES, MAX_PDF_BYTES, ParseFiles, ReadConfig, ReadTask, read_document_bytes
 from pipelines.tallies import DEAD, INPUTS, TALLY, Tallies, TallyingFn, dead_letter_output, in_global_window
 
 LOG = logging.getLogger(__name__)
@@ -166,15 +170,18 @@ class _PooledFn(TallyingFn):
     """Runs `_fetch` of each element on the process's GROBID pool (`process_pool`: `config.concurrency` threads for
     every instance in the process), keeping up to twice that many of its own elements queued so the server never
     waits on us, and yields `_outputs` of each result on the bundle's thread. `_fetch` must not raise: whatever
-    goes wrong there is that element's own outcome."""
+    goes wrong there is that element's own outcome. GROBID's answers over `max_answer_bytes` are refused."""
 
-    def __init__(self, config: GrobidConfig) -> None:
+    def __init__(self, config: GrobidConfig, max_answer_bytes: int = MAX_DOCUMENT_BYTES) -> None:
         self.config = config
+        self.max_answer_bytes = max_answer_bytes
         self._client: GrobidClient | None = None
         self._pool: ThreadPoolExecutor | None = None
 
     def setup(self) -> None:
-        self._client = GrobidClient(self.config.url, self.config.options, self.config.policy)
+        self._client = GrobidClient(
+            self.config.url, self.config.options, self.config.policy, max_answer_bytes=self.max_answer_bytes
+        )
         self._pool = process_pool(self.config.url, self.config.concurrency)
 
     def start_bundle(self) -> None:
@@ -215,10 +222,13 @@ class _PooledFn(TallyingFn):
 
 
 class GrobidParseFn(_PooledFn):
-    """Per PDF: cache lookup and GROBID call on a pool of `concurrency` threads, then TEI parsing."""
+    """Per PDF: cache lookup and GROBID call on a pool of `concurrency` threads, then TEI parsing. PDFs are capped
+    at `max_bytes`, GROBID's answers at `max_answer_bytes`."""
 
-    def __init__(self, config: GrobidConfig, max_bytes: int = MAX_PDF_BYTES) -> None:
-        super().__init__(config)
+    def __init__(
+        self, config: GrobidConfig, max_bytes: int = MAX_PDF_BYTES, max_answer_bytes: int = MAX_DOCUMENT_BYTES
+    ) -> None:
+        super().__init__(config, max_answer_bytes)
         self.max_bytes = max_bytes
         self.reader: Callable[[str, int], bytes] = read_document_bytes  # the PDF's bytes, capped
 
@@ -244,6 +254,9 @@ class GrobidParseFn(_PooledFn):
         cache = self.config.tei_cache
         key = tei_cache_key(pdf, self.config.version, self.config.options)
         tei = read_cached(cache, key)
+        if tei is not None and grobid_tei_problem(tei) is not None:
+            counts["grobid_cache_invalid"] += 1  # sent again; a good answer replaces it
+            tei = None
         if tei is not None:
             counts["grobid_cache_hits"] += 1
             return path, tei, counts
@@ -305,7 +318,8 @@ class ParsePdfs(ParseFiles):
 
     def __init__(self, patterns: list[str], config: GrobidConfig, read: ReadConfig | None = None) -> None:
         read = read or ReadConfig()
-        super().__init__(patterns, "pdfs", read, GrobidParseFn(config, read.max_pdf_bytes), main="documents")
+        parse = GrobidParseFn(config, read.max_pdf_bytes, read.max_document_bytes)
+        super().__init__(patterns, "pdfs", read, parse, main="documents")
 
 
 # ---------------------------------------------------------------------------------------------------------

@@ -9,21 +9,26 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from extractors.clients.grobid import (
+    MAX_ANSWER_BYTES,
     GrobidClient,
     GrobidOptions,
     GrobidResult,
     GrobidUnavailable,
     RetryPolicy,
+    grobid_tei_problem,
     is_deterministic_error,
     tei_cache_key,
 )
-from extractors.clients.grobid_replay import BAD_INPUT_DATA_BODY, FakeGrobid, pdf_hash, real_pairs
+from extractors.clients.grobid_replay import BAD_INPUT_DATA_BODY, HTML_PAGE, FakeGrobid, pdf_hash, real_pairs
 from extractors.documents.files import parse_document
 from extractors.documents.tei import parse_tei
 from extractors.records import DeadLetter
 from pipelines.arsyta import run
+from pipelines.inputs import MAX_DOCUMENT_BYTES
 
 FAST = RetryPolicy(retries=3, backoff_base_s=0.01, backoff_max_s=0.05, timeout_s=2.0)
 
@@ -428,32 +433,86 @@ def deep_tei(depth: int) -> bytes:
 @pytest.mark.e2e
 def test_tei_from_grobid_ends_as_the_tei_input_would_end_it(pairs, tmp_path):
     """Whatever TEI GROBID returns, the PDF path gives the outcome `parse_document` (the --tei input's
-    parsing) gives the same bytes: the same dead letter, or a document; never a failed bundle."""
+    parsing) gives the same bytes: the same dead letter, or a document; never a failed bundle. An answer that
+    is not GROBID TEI at all (cut short, an HTML page) is GROBID's failure, not the document's."""
     tei_by_hash, pdfs = pairs
     real = pdfs[0].with_suffix(".tei.xml").read_bytes()
     teis = {
         "deep.pdf": deep_tei(1500),
-        "truncated.pdf": real[: len(real) // 2],
         "bodiless.pdf": real[: real.index(b"<text ")] + b"<text/></TEI>",
+    }
+    not_tei = {
+        "truncated.pdf": real[: len(real) // 2],
         "html.pdf": b"<html><body>GROBID behind a proxy error page</body></html>",
     }
     folder = tmp_path / "pdfs"
     folder.mkdir()
     (folder / "good.pdf").write_bytes(pdfs[0].read_bytes())
     served = dict(tei_by_hash)
-    for name, tei in teis.items():
+    for name, tei in {**teis, **not_tei}.items():
         pdf = f"%PDF-1.4 {name}".encode()
         (folder / name).write_bytes(pdf)
         served[pdf_hash(pdf)] = tei
     with FakeGrobid(served) as server:
-        stats, letters = run_on_folder(folder, server, tmp_path / "out")
+        stats, letters = run_on_folder(folder, server, tmp_path / "out", "--grobid_retries", "0")
     from_tei = {name: parse_document(tei, str(folder / name), "tei") for name, tei in teis.items()}
     expected = {name: outcome for name, outcome in from_tei.items() if isinstance(outcome, DeadLetter)}
-    assert {"malformed_xml", "no_body", "not_tei"} <= {letter.reason for letter in expected.values()}
-    assert set(letters) == set(expected)
+    assert {"no_body"} <= {letter.reason for letter in expected.values()}
+    assert set(letters) == set(expected) | set(not_tei)
     for name, letter in expected.items():
         stage, reason, detail = letters[name]
         assert (stage, reason) == (letter.stage, letter.reason), name
         assert detail.startswith(letter.detail[:30]), name  # a RecursionError's wording depends on the stack
-    assert stats["funnel"]["documents_in"] == 1 + len(teis)
-    assert stats["funnel"]["documents_parsed"] == 1 + len(teis) - len(expected)
+    for name in not_tei:
+        assert letters[name][:2] == ("grobid", "grobid_invalid_tei"), name
+    documents = 1 + len(teis) + len(not_tei)
+    assert stats["funnel"]["documents_in"] == documents
+    assert stats["funnel"]["documents_parsed"] == documents - len(expected) - len(not_tei)
+
+
+@pytest.fixture(scope="module")
+def real_teis(shared) -> list[bytes]:
+    """Every real GROBID TEI under ../shared/data/grobid (with or without its PDF)."""
+    teis = [path.read_bytes() for path in sorted((shared / "grobid").glob("*/*.tei.xml"))]
+    assert len(teis) >= 10
+    return teis
+
+
+def test_only_an_answer_that_is_grobid_tei_passes(pairs, real_teis):
+    """Every real TEI passes, and so do a TEI without a body and one deeper than libxml2 allows (GROBID's own
+    reading of a PDF, which the parser dead-letters alike every run); an empty answer, an HTML page, a TEI cut
+    short, out of TEI's namespace or without its header do not."""
+    _, pdfs = pairs
+    for tei in real_teis:
+        assert grobid_tei_problem(tei) is None, tei[:300]
+    real = pdfs[0].with_suffix(".tei.xml").read_bytes()
+    assert grobid_tei_problem(real[: real.index(b"<text ")] + b"<text/></TEI>") is None
+    for depth in (1500, 3000):
+        assert grobid_tei_problem(deep_tei(depth)) is None, depth
+    refused = {
+        b"": "empty answer",
+        b" \n\t": "empty answer",
+        HTML_PAGE: "root element is 'html', not TEI",
+        real[: len(real) // 2]: "not well-formed XML",
+        real[: real.rindex(b"</TEI>")]: "not well-formed XML",
+        deep_tei(3000)[:-8]: "not well-formed XML",
+        b"<TEI><teiHeader/><text/></TEI>": "root element is 'TEI', not TEI",
+        b'<TEI xmlns="http://www.tei-c.org/ns/1.0"><text><body/></text></TEI>': "a TEI without a teiHeader",
+        deep_tei(3000).replace(b"teiHeader", b"header"): "a TEI without a teiHeader",
+        b'{"error": "bad gateway"}': "not well-formed XML",
+    }
+    for answer, why in refused.items():
+        problem = grobid_tei_problem(answer)
+        assert problem is not None and problem.startswith(why), (answer[:60], problem)
+
+
+@settings(max_examples=60, deadline=None)
+@given(data=st.data())
+def test_a_real_tei_cut_anywhere_before_its_end_is_refused(real_teis, data):
+    tei = data.draw(st.sampled_from(real_teis))
+    cut = data.draw(st.integers(0, tei.rindex(b"</TEI>") + len(b"</TEI>") - 1))
+    assert grobid_tei_problem(tei[:cut]) is not None, cut
+
+
+def test_grobid_answers_are_capped_like_any_document():
+    assert MAX_ANSWER_BYTES == MAX_DOCUMENT_BYTES

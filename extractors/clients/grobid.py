@@ -14,15 +14,27 @@ outcome so the pipeline can dead-letter it with a reason:
 - 500 and other 4xx/5xx: `grobid_error_<status>` at once (GROBID answers 500 for a PDF it cannot read);
 - bytes that do not start with `%PDF-` are never sent: `not_a_pdf`.
 
+An answer is only what arrives whole, within bounds:
+
+- `timeout_s` bounds each attempt as a whole (connecting, sending, the answer's headers and body), not only each
+  socket read: a server that trickles a byte at a time, headers or body, would otherwise hold a request for as
+  long as it likes. A timer shuts the attempt's socket down when its time is up (`_AttemptDeadline`): no answer
+  by then is `grobid_timeout`, an answer begun but not finished is `grobid_deadline`; both are retried;
+- a connection dropped or reset in the middle of the answer's body is `grobid_connection`, retried;
+- an answer over `max_answer_bytes` (declared by its Content-Length, or counted while it is read) is refused
+  without being read further: `grobid_too_large`, not retried (GROBID would send the same again);
+- a 200 from processFulltextDocument whose body is not GROBID TEI (`grobid_tei_problem`: empty, an HTML page from
+  a proxy, a body cut short) is `grobid_invalid_tei`, retried: it is never handed on as the PDF's TEI.
+
 A failure is `deterministic` (the same bytes fail the same way on the same GROBID version and options, so the
 pipeline may cache it) only when it is the PDF's own fault: `not_a_pdf`, and an error whose body carries one
 of GROBID's tags for an unreadable document, `[BAD_INPUT_DATA]` (pdfalto could not convert it: GROBID 0.8
 answers `500 [BAD_INPUT_DATA] PDF to XML conversion failed with error code: 1`) or `[NO_BLOCKS]` (no text
-layer). Every other failure is transient: 503, timeouts, dropped connections, and a 500 without such a tag
-(`[GENERAL]`, `[TIMEOUT]`, `[TAGGING_ERROR]`, `[PDFALTO_CONVERSION_FAILURE]` or no tag at all). GROBID answers
-500 for any exception in a request, its own state included (out of memory, a full temporary disk, a missing
-pdfalto, a pdfalto timeout under load); caching one of those would drop a good PDF from every later run,
-while not caching a deterministic one only costs one request per run.
+layer). Every other failure is transient: 503, timeouts, deadlines, dropped connections, answers too large or
+not TEI, and a 500 without such a tag (`[GENERAL]`, `[TIMEOUT]`, `[TAGGING_ERROR]`, `[PDFALTO_CONVERSION_FAILURE]`
+or no tag at all). GROBID answers 500 for any exception in a request, its own state included (out of memory, a
+full temporary disk, a missing pdfalto, a pdfalto timeout under load); caching one of those would drop a good
+PDF from every later run, while not caching a deterministic one only costs one request per run.
 
 Raw reference strings go to `/api/processCitationList` (`process_citation_list`), many per request, with the
 same retries. GROBID 0.7.1 to 0.8.2 answer (`GrobidRestProcessString.processCitationList`) a TEI envelope
@@ -38,12 +50,15 @@ import hashlib
 import json
 import random
 import re
+import socket
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field, fields, replace
+from xml.etree import ElementTree
 
 import requests
+import urllib3
 from lxml import etree
 
 from extractors.documents.tei import TEI_NS
@@ -53,6 +68,11 @@ START_HINT = "start one with: docker run --rm -p 8070:8070 grobid/grobid:0.8.2-c
 # GROBID's GrobidExceptionStatus values that say the PDF itself cannot be read; its answers start "[STATUS] ".
 DETERMINISTIC_ERRORS = frozenset({"BAD_INPUT_DATA", "NO_BLOCKS"})
 _ERROR_TAG = re.compile(r"\s*\[([A-Z_]+)\]")
+MAX_ANSWER_BYTES = 20 * 2**20
+"""The default cap on one answer: the default `--max_document_bytes`, since a TEI from GROBID goes where a `--tei`
+document goes and is held in memory whole (the largest TEI of a real paper we have seen is ~1.5 MB)."""
+_CHUNK_BYTES = 64 * 2**10
+_ERROR_BODY_BYTES = 64 * 2**10  # of an error answer only the start is read: its `[STATUS]` tag and a detail
 
 
 @dataclass(frozen=True)
@@ -89,6 +109,9 @@ class GrobidOptions:
 
 @dataclass(frozen=True)
 class RetryPolicy:
+    """How often to retry and how long to wait; `timeout_s` bounds each attempt as a whole (and so each socket
+    read)."""
+
     retries: int = 5
     backoff_base_s: float = 0.5
     backoff_max_s: float = 30.0
@@ -243,14 +266,204 @@ def parse_version(text: str) -> str:
     return str(value)
 
 
+_TEI_ROOT = f"{{{TEI_NS}}}TEI"
+_TEI_HEADER = f"{{{TEI_NS}}}teiHeader"
+
+
+def grobid_tei_problem(data: bytes) -> str | None:
+    """Why an answer is not a TEI document as GROBID writes one (well-formed XML whose root is TEI's `TEI` with a
+    `teiHeader` child), or None when it is. An empty answer, a proxy's HTML page and a body cut short (no longer
+    well-formed) fail here, so none is ever taken for a PDF's TEI. What the TEI holds is not judged: a TEI without
+    a body is GROBID's own reading of the PDF, and the parser dead-letters it the same way every run. The parser
+    settings are `parse_tei`'s, with its fallback for documents deeper than libxml2 allows."""
+    if not data or data.isspace():
+        return "empty answer"
+    parser = etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=True)
+    try:
+        root = etree.fromstring(data, parser)
+    except etree.XMLSyntaxError as err:
+        if "Excessive depth" in str(err):
+            return _deep_tei_problem(data)
+        return f"not well-formed XML: {err}"
+    if root.tag != _TEI_ROOT:
+        return f"root element is {root.tag!r}, not TEI"
+    if root.find(_TEI_HEADER) is None:
+        return "a TEI without a teiHeader"
+    return None
+
+
+class _RootAndHeader:
+    """An expat target that keeps only the root's tag and whether the root has a `teiHeader` child."""
+
+    def __init__(self) -> None:
+        self.depth = 0
+        self.root: str | None = None
+        self.header = False
+
+    def start(self, tag: str, attrib: dict) -> None:
+        if self.depth == 0:
+            self.root = tag
+        elif self.depth == 1 and tag == _TEI_HEADER:
+            self.header = True
+        self.depth += 1
+
+    def end(self, tag: str) -> None:
+        self.depth -= 1
+
+    def close(self) -> _RootAndHeader:
+        return self
+
+
+def _deep_tei_problem(data: bytes) -> str | None:
+    """`grobid_tei_problem` for a document deeper than libxml2 allows, read by expat (no depth limit, no tree)."""
+    parser = ElementTree.XMLParser(target=_RootAndHeader())
+    try:
+        parser.feed(data)
+        seen = parser.close()
+    except ElementTree.ParseError as err:
+        return f"not well-formed XML: {err}"
+    if seen.root != _TEI_ROOT:
+        return f"root element is {seen.root!r}, not TEI"
+    return None if seen.header else "a TEI without a teiHeader"
+
+
+# ---------------------------------------------------------------------------------------------------------
+# One attempt, bounded as a whole
+
+_ATTEMPT = threading.local()  # the deadline of the attempt this thread is making, for its connection to join
+
+
+class _AttemptDeadline:
+    """Ends one attempt `seconds` after it began, whatever the server does. A socket timeout bounds each read only,
+    so a server that sends a byte now and then, headers or body, holds a request as long as it likes; at the
+    deadline a timer shuts the attempt's socket down, which wakes the read blocked on it. The connection joins
+    the attempt (`watch`) when it is opened and whenever it sends a request (a kept-alive one is reused)."""
+
+    def __init__(self, seconds: float) -> None:
+        self.expired = False
+        self._lock = threading.Lock()
+        self._over = False
+        self._connection: urllib3.connection.HTTPConnection | None = None
+        self._timer = threading.Timer(seconds, self._expire)
+        self._timer.daemon = True
+
+    def __enter__(self) -> _AttemptDeadline:
+        _ATTEMPT.deadline = self
+        self._timer.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._timer.cancel()
+        with self._lock:
+            self._over = True
+            self._connection = None
+        _ATTEMPT.deadline = None
+
+    def watch(self, connection: urllib3.connection.HTTPConnection) -> None:
+        with self._lock:
+            if self._over:
+                return
+            self._connection = connection
+            if self.expired:
+                _shut_down(connection)
+
+    def _expire(self) -> None:
+        with self._lock:
+            if self._over:
+                return
+            self.expired = True
+            if self._connection is not None:
+                _shut_down(self._connection)
+
+
+def _shut_down(connection: urllib3.connection.HTTPConnection) -> None:
+    sock = getattr(connection, "sock", None)
+    if sock is not None:
+        try:
+            sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass  # already closed
+
+
+def _watch(connection: urllib3.connection.HTTPConnection) -> None:
+    deadline = getattr(_ATTEMPT, "deadline", None)
+    if deadline is not None:
+        deadline.watch(connection)
+
+
+class _Watched:
+    """A connection that joins the deadline of the attempt using it (`_AttemptDeadline`)."""
+
+    def connect(self) -> None:
+        super().connect()
+        _watch(self)
+
+    def request(self, *args, **kwargs) -> None:
+        _watch(self)
+        super().request(*args, **kwargs)
+
+
+class _WatchedHTTPConnection(_Watched, urllib3.connection.HTTPConnection):
+    pass
+
+
+class _WatchedHTTPSConnection(_Watched, urllib3.connection.HTTPSConnection):
+    pass
+
+
+class _WatchedHTTPPool(urllib3.HTTPConnectionPool):
+    ConnectionCls = _WatchedHTTPConnection
+
+
+class _WatchedHTTPSPool(urllib3.HTTPSConnectionPool):
+    ConnectionCls = _WatchedHTTPSConnection
+
+
+_WATCHED_POOLS = {"http": _WatchedHTTPPool, "https": _WatchedHTTPSPool}
+
+
+class _WatchedAdapter(requests.adapters.HTTPAdapter):
+    """requests' adapter whose connections join their attempt's deadline, directly or through an HTTP proxy (a
+    SOCKS proxy keeps its own connections: there only the checks between reads of the body apply)."""
+
+    def init_poolmanager(self, *args, **kwargs) -> None:
+        super().init_poolmanager(*args, **kwargs)
+        self.poolmanager.pool_classes_by_scheme = _WATCHED_POOLS
+
+    def proxy_manager_for(self, proxy: str, **proxy_kwargs) -> urllib3.PoolManager:
+        manager = super().proxy_manager_for(proxy, **proxy_kwargs)
+        if not proxy.lower().startswith("socks"):
+            manager.pool_classes_by_scheme = _WATCHED_POOLS
+        return manager
+
+
+class _AttemptFailed(Exception):
+    """One attempt's failure: its reason, a readable detail, and whether another attempt may do better."""
+
+    def __init__(self, reason: str, detail: str, retry: bool = True, status: int | None = None) -> None:
+        super().__init__(f"{reason}: {detail}")
+        self.reason = reason
+        self.detail = detail
+        self.retry = retry
+        self.status = status
+
+
+def _timed_out(err: BaseException) -> bool:
+    """Whether a requests error is a socket timeout (one read waiting `timeout_s` for a byte); requests wraps one
+    met while streaming a body in a ConnectionError."""
+    return isinstance(err, requests.Timeout) or any(isinstance(a, urllib3.exceptions.TimeoutError) for a in err.args)
+
+
 @dataclass
 class GrobidClient:
-    """Talks to one GROBID server. Thread-safe: a session per thread (requests.Session is not)."""
+    """Talks to one GROBID server. Thread-safe: a session per thread (requests.Session is not). Answers over
+    `max_answer_bytes` are refused (`grobid_too_large`)."""
 
     url: str
     options: GrobidOptions = field(default_factory=GrobidOptions)
     policy: RetryPolicy = field(default_factory=RetryPolicy)
     seed: int = 0
+    max_answer_bytes: int = MAX_ANSWER_BYTES
 
     def __post_init__(self) -> None:
         self.url = self.url.rstrip("/")
@@ -260,7 +473,7 @@ class GrobidClient:
         session = getattr(self._local, "session", None)
         if session is None:
             session = requests.Session()
-            adapter = requests.adapters.HTTPAdapter(pool_connections=1, pool_maxsize=4, max_retries=0)
+            adapter = _WatchedAdapter(pool_connections=1, pool_maxsize=4, max_retries=0)
             session.mount("http://", adapter)
             session.mount("https://", adapter)
             self._local.session = session
@@ -270,12 +483,14 @@ class GrobidClient:
     def check_alive(self) -> str:
         """The server's version; raises `GrobidUnavailable` with one line saying how to start one."""
         try:
-            alive = self._session().get(f"{self.url}/api/isalive", timeout=10)
+            with _AttemptDeadline(10):
+                alive = self._session().get(f"{self.url}/api/isalive", timeout=10)
             if alive.status_code != 200 or alive.text.strip().lower() not in ("true", "1"):
                 raise GrobidUnavailable(
                     f"GROBID at {self.url} is not alive (isalive: {alive.status_code}); {START_HINT}"
                 )
-            version = self._session().get(f"{self.url}/api/version", timeout=10)
+            with _AttemptDeadline(10):
+                version = self._session().get(f"{self.url}/api/version", timeout=10)
             version.raise_for_status()
         except requests.RequestException as err:
             raise GrobidUnavailable(
@@ -284,15 +499,19 @@ class GrobidClient:
         return parse_version(version.text)
 
     def process_fulltext(self, pdf: bytes, name: str = "document.pdf") -> GrobidResult:
-        """One PDF through `/api/processFulltextDocument`, with bounded retries."""
+        """One PDF through `/api/processFulltextDocument`, with bounded retries; a 200 whose body is not GROBID TEI
+        is retried like a dropped connection (`grobid_invalid_tei`)."""
         if not pdf.lstrip()[:5] == b"%PDF-":
             return GrobidResult(None, "not_a_pdf", "the file does not start with %PDF-", attempts=0, deterministic=True)
-        response, outcome = self._post(
-            "processFulltextDocument", files={"input": (name, pdf, "application/pdf")}, data=self.options.form()
+        body, outcome = self._post(
+            "processFulltextDocument",
+            files={"input": (name, pdf, "application/pdf")},
+            data=self.options.form(),
+            check=grobid_tei_problem,
         )
-        if response is None:
+        if body is None:
             return outcome
-        return GrobidResult(response.content, attempts=outcome.attempts, status=200)
+        return GrobidResult(body, attempts=outcome.attempts, status=200)
 
     def process_citation_list(self, raw_strings: Sequence[str]) -> CitationListResult:
         """Raw reference strings through `/api/processCitationList` in one request (form-urlencoded, field
@@ -302,14 +521,14 @@ class GrobidClient:
         if not raw_strings:
             return CitationListResult((), attempts=0)
         form = [("citations", raw) for raw in raw_strings] + list(self.options.citation_form().items())
-        response, outcome = self._post("processCitationList", data=form, ok=(200, 204))
-        if response is None:
+        body, outcome = self._post("processCitationList", data=form, ok=(200, 204))
+        if body is None:
             return CitationListResult(None, outcome.reason, outcome.detail, outcome.attempts, outcome.status)
-        attempts, status = outcome.attempts, response.status_code
+        attempts, status = outcome.attempts, outcome.status
         try:
-            structs = split_citation_list(response.content) if status == 200 else []
+            structs = split_citation_list(body) if status == 200 else []
         except ValueError as err:
-            detail = f"{err}; answer starts {response.content[:120]!r}"
+            detail = f"{err}; answer starts {body[:120]!r}"
             return CitationListResult(None, "grobid_citation_malformed_answer", detail, attempts, status)
         if len(structs) != len(raw_strings):
             detail = f"{len(structs)} biblStruct for {len(raw_strings)} strings (HTTP {status})"
@@ -317,47 +536,118 @@ class GrobidClient:
         return CitationListResult(tuple(structs), attempts=attempts, status=status)
 
     def _post(
-        self, service: str, *, data, files=None, ok: tuple[int, ...] = (200,)
-    ) -> tuple[requests.Response | None, GrobidResult]:
-        """POST to `/api/<service>` with bounded retries: (the answer, a result carrying its attempts) when its
-        status is in `ok`, else (None, the classified failure; see the module docstring)."""
+        self,
+        service: str,
+        *,
+        data,
+        files=None,
+        ok: tuple[int, ...] = (200,),
+        check: Callable[[bytes], str | None] | None = None,
+    ) -> tuple[bytes | None, GrobidResult]:
+        """POST to `/api/<service>` with bounded retries: (the answer's body, a result carrying its attempts and
+        status) when its status is in `ok` and `check` finds no problem in the body, else (None, the classified
+        failure; see the module docstring)."""
         session = self._session()
         rng: random.Random = self._local.rng
         endpoint = f"{self.url}/api/{service}"
         last = GrobidResult(None, "grobid_busy", "no attempt made", attempts=0)
         for attempt in range(self.policy.retries + 1):
+            attempts = attempt + 1
+            try:
+                status, phrase, body = self._exchange(session, endpoint, data=data, files=files, ok=ok)
+            except _AttemptFailed as failed:
+                last = GrobidResult(None, failed.reason, failed.detail, attempts=attempts, status=failed.status)
+                if not failed.retry:
+                    return None, last
+            else:
+                if status in ok:
+                    problem = check(body) if check is not None else None
+                    if problem is None:
+                        return body, GrobidResult(None, attempts=attempts, status=status)
+                    detail = f"{problem}; the answer starts {body[:80]!r}"
+                    last = GrobidResult(None, "grobid_invalid_tei", detail, attempts=attempts, status=status)
+                elif status != 503:
+                    detail = body.decode("utf-8", "replace")[:300].strip()
+                    return None, GrobidResult(
+                        None,
+                        f"grobid_error_{status}",
+                        detail or phrase,
+                        attempts=attempts,
+                        status=status,
+                        deterministic=is_deterministic_error(status, detail),
+                    )
+                else:
+                    detail = body.decode("utf-8", "replace")[:300].strip()
+                    last = GrobidResult(
+                        None, "grobid_busy", f"503 after {attempts} attempts: {detail}", attempts=attempts, status=503
+                    )
+            if attempt < self.policy.retries:
+                time.sleep(self.policy.delay(attempt, rng))
+        return None, last
+
+    def _exchange(
+        self, session: requests.Session, endpoint: str, *, data, files, ok: tuple[int, ...]
+    ) -> tuple[int, str, bytes]:
+        """One attempt, within `policy.timeout_s` in all: (status, reason phrase, body). A body in `ok` is read
+        whole up to `max_answer_bytes`; of any other only the start is read. Raises `_AttemptFailed`."""
+        timeout = self.policy.timeout_s
+        with _AttemptDeadline(timeout) as deadline:
             try:
                 response = session.post(
                     endpoint,
                     files=files,
                     data=data,
                     headers={"Accept": "application/xml"},
-                    timeout=self.policy.timeout_s,
+                    timeout=timeout,
+                    stream=True,
                 )
-            except requests.Timeout as err:
-                last = GrobidResult(
-                    None, "grobid_timeout", f"no answer within {self.policy.timeout_s} s: {err}", attempts=attempt + 1
-                )
-            except requests.ConnectionError as err:
-                last = GrobidResult(
-                    None, "grobid_connection", f"connection failed or dropped: {err}", attempts=attempt + 1
-                )
-            else:
-                if response.status_code in ok:
-                    return response, GrobidResult(None, attempts=attempt + 1, status=response.status_code)
-                detail = response.text[:300].strip()
-                if response.status_code != 503:
-                    return None, GrobidResult(
-                        None,
-                        f"grobid_error_{response.status_code}",
-                        detail or response.reason,
-                        attempts=attempt + 1,
+            except requests.RequestException as err:
+                if deadline.expired or _timed_out(err):
+                    raise _AttemptFailed("grobid_timeout", f"no answer within {timeout} s: {err}") from err
+                raise _AttemptFailed("grobid_connection", f"connection failed or dropped: {err}") from err
+            try:
+                if deadline.expired:  # the headers were cut short by the deadline, or only just made it
+                    raise _AttemptFailed("grobid_timeout", f"no whole answer head within {timeout} s")
+                body = self._read_body(response, deadline, whole=response.status_code in ok)
+            finally:
+                response.close()  # a body not read to its end closes the connection instead of reusing it
+            return response.status_code, response.reason or "", body
+
+    def _read_body(self, response: requests.Response, deadline: _AttemptDeadline, whole: bool) -> bytes:
+        """The answer's body: whole (`grobid_too_large` past `max_answer_bytes`, found from the Content-Length
+        before reading when it says so), or only its first `_ERROR_BODY_BYTES` when not `whole`."""
+        cap = self.max_answer_bytes if whole else _ERROR_BODY_BYTES
+        declared = response.headers.get("Content-Length", "")
+        if whole and declared.isdigit() and int(declared) > cap:
+            raise _AttemptFailed(
+                "grobid_too_large",
+                f"the answer declares {int(declared):,} bytes, more than {cap:,}; none of it was read",
+                retry=False,
+                status=response.status_code,
+            )
+        parts: list[bytes] = []
+        size = 0
+        try:
+            for chunk in response.iter_content(_CHUNK_BYTES):
+                parts.append(chunk)
+                size += len(chunk)
+                if size > cap and whole:
+                    raise _AttemptFailed(
+                        "grobid_too_large",
+                        f"the answer is more than {cap:,} bytes (read {size:,} before stopping)",
+                        retry=False,
                         status=response.status_code,
-                        deterministic=is_deterministic_error(response.status_code, detail),
                     )
-                last = GrobidResult(
-                    None, "grobid_busy", f"503 after {attempt + 1} attempts: {detail}", attempts=attempt + 1, status=503
-                )
-            if attempt < self.policy.retries:
-                time.sleep(self.policy.delay(attempt, rng))
-        return None, last
+                if size > cap or deadline.expired:
+                    break
+        except requests.RequestException as err:
+            if not deadline.expired:
+                what = "stalled" if _timed_out(err) else "was cut"
+                reason = "grobid_timeout" if _timed_out(err) else "grobid_connection"
+                detail = f"the answer {what} after {size:,} bytes: {type(err).__name__}: {err}"
+                raise _AttemptFailed(reason, detail, status=response.status_code) from err
+        if deadline.expired:  # also when the shut-down socket made the body look finished
+            read = f" ({size:,} bytes of it were read)" if size else ""
+            detail = f"the answer did not arrive whole within {self.policy.timeout_s} s{read}"
+            raise _AttemptFailed("grobid_deadline", detail, status=response.status_code)
+        return b"".join(parts)[: cap if not whole else None]

@@ -8,11 +8,19 @@ bytes), and injects faults:
 - `latency_s`: time each successful answer takes;
 - `script`: per PDF hash, a list of actions consumed one per request: "503", "500", "slow" (sleeps
   `slow_s`, longer than the client's timeout), "drop" (closes the connection without an answer), "ok";
+  and answers that go wrong on the way (`FAULTS`): a 200 whose body is "empty", an "html" page or
+  "truncated" (the first half of the TEI); "trickle" (the TEI's first `trickle_bytes` bytes one every
+  `trickle_s`, then the rest) and "trickle_head" (the status line and headers so); "reset" (half the TEI,
+  then a TCP reset); "huge" (a Content-Length of `HUGE_DECLARED_BYTES`) and "huge_chunked" (chunked, no
+  length), each sending at most `huge_bytes` while the client reads;
 - an unknown PDF gets GROBID 0.8's answer to a PDF it cannot read, 500 `BAD_INPUT_DATA_BODY`; "500" in a
   script is a 500 that does not blame the PDF (`[GENERAL]`).
 
-`calls` counts processing requests, per hash in `calls_by_hash`. A PDF may carry a trailing
-`COPY_MARKER` + number (a PDF comment) so benchmarks can make distinct files of one real PDF.
+`calls` counts processing requests, per hash in `calls_by_hash`; `body_bytes_sent` counts the body bytes that the
+faulty answers got into the socket, `trickled_bytes` the bytes trickled. A request in absolute form
+(`POST http://host/api/...`) is served like any other, so the server can stand in for an HTTP proxy in front of
+GROBID. A PDF may carry a trailing `COPY_MARKER` + number (a PDF comment) so benchmarks can make distinct files
+of one real PDF.
 
 It also answers form-urlencoded `/api/processCitationList` (field `citations` once per raw string,
 `includeRawCitations`, `consolidateCitations`) the way GROBID 0.8.2 does (`GrobidRestProcessString.
@@ -33,6 +41,8 @@ import hashlib
 import html
 import json
 import re
+import socket
+import struct
 import threading
 import time
 from collections import Counter
@@ -40,9 +50,13 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from urllib.parse import parse_qs
+from urllib.parse import parse_qs, urlsplit
 
 COPY_MARKER = b"\n%citrec-copy:"
+FAULTS = ("empty", "html", "truncated", "trickle", "trickle_head", "reset", "huge", "huge_chunked")
+HTML_PAGE = b"<html><head><title>502 Bad Gateway</title></head><body><h1>502 Bad Gateway</h1></body></html>"
+HUGE_DECLARED_BYTES = 2**30
+HUGE_BLOCK = b"<p>" + b"x" * (2**20 - 7) + b"</p>"
 BAD_INPUT_DATA_BODY = b"[BAD_INPUT_DATA] PDF to XML conversion failed with error code: 1"
 # GROBID 0.8.2's envelope around processCitationList's biblStructs, as GrobidRestProcessString writes it.
 CITATION_LIST_HEAD = (
@@ -117,6 +131,9 @@ class FakeGrobid:
         version: str = "0.8.2",
         citation_structs: dict[str, bytes] | None = None,
         citation_envelope: str = "tei",
+        trickle_s: float = 0.01,
+        trickle_bytes: int = 200,
+        huge_bytes: int = 128 * 2**20,
     ) -> None:
         self.tei_by_hash = tei_by_hash
         self.citation_structs = citation_structs or {}
@@ -133,6 +150,13 @@ class FakeGrobid:
         self.calls = 0
         self.calls_by_hash: Counter[str] = Counter()
         self.busy_answers = 0
+        self.trickle_s = trickle_s
+        self.trickle_bytes = trickle_bytes
+        self.huge_bytes = huge_bytes
+        self.body_bytes_sent = 0
+        self.trickled_bytes = 0
+        self._faults_writing = 0
+        self._faults_done = threading.Condition()
         self.first_request: float | None = None  # time.monotonic() of the first processing request
         self.last_answer: float | None = None  # and of the last answer sent
         self._lock = threading.Lock()
@@ -190,6 +214,19 @@ class FakeGrobid:
                 self.end_headers()
                 self.wfile.write(body)
 
+            def parse_request(self) -> bool:
+                parsed = super().parse_request()
+                if parsed:
+                    self.path = urlsplit(self.path).path or self.path  # a proxy's request names the whole URL
+                return parsed
+
+            def _trickle(self, data: bytes) -> None:
+                for byte in data:
+                    self.wfile.write(bytes([byte]))
+                    with server._lock:
+                        server.trickled_bytes += 1
+                    time.sleep(server.trickle_s)
+
             def do_GET(self) -> None:
                 if self.path.startswith("/api/isalive"):
                     self._send(200, b"true")
@@ -227,12 +264,63 @@ class FakeGrobid:
                     elif action == "slow":
                         time.sleep(server.slow_s)
                         self._send(200, server.tei_by_hash.get(key, b""), "application/xml")
+                    elif action in FAULTS:
+                        self.close_connection = True
+                        with server._faults_done:
+                            server._faults_writing += 1
+                        try:
+                            self._fault(action, server.tei_by_hash.get(key, b""))
+                        except OSError:
+                            pass  # the client went away: what a fault is for
+                        finally:
+                            with server._faults_done:
+                                server._faults_writing -= 1
+                                server._faults_done.notify_all()
                     elif key not in server.tei_by_hash:
                         self._send(500, BAD_INPUT_DATA_BODY)
                     else:
                         if server.latency_s:
                             time.sleep(server.latency_s)
                         self._send(200, server.tei_by_hash[key], "application/xml")
+
+            def _head(self, status: int, headers: dict[str, str]) -> bytes:
+                lines = [f"HTTP/1.1 {status} {self.responses[status][0]}", "Content-Type: application/xml"]
+                lines += [f"{name}: {value}" for name, value in headers.items()]
+                return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
+
+            def _body(self, data: bytes) -> None:
+                self.wfile.write(data)
+                with server._lock:
+                    server.body_bytes_sent += len(data)
+
+            def _fault(self, action: str, tei: bytes) -> None:
+                """One of `FAULTS`; the connection is closed after it."""
+                if action in ("empty", "html", "truncated"):
+                    body = {"empty": b"", "html": HTML_PAGE, "truncated": tei[: len(tei) // 2]}[action]
+                    self.wfile.write(self._head(200, {"Content-Length": str(len(body))}))
+                    self._body(body)
+                elif action == "trickle":
+                    self.wfile.write(self._head(200, {"Content-Length": str(len(tei))}))
+                    self._trickle(tei[: server.trickle_bytes])
+                    self._body(tei[server.trickle_bytes :])
+                elif action == "trickle_head":
+                    self._trickle(self._head(200, {"Content-Length": str(len(tei))}))
+                    self._body(tei)
+                elif action == "reset":
+                    self.wfile.write(self._head(200, {"Content-Length": str(len(tei))}))
+                    self._body(tei[: len(tei) // 2])
+                    time.sleep(0.05)  # let the client read the headers first: a reset mid-body, not before it
+                    self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                    self.rfile.close()
+                    self.connection.close()  # with SO_LINGER 0: a reset, not an orderly close
+                elif action == "huge":
+                    self.wfile.write(self._head(200, {"Content-Length": str(HUGE_DECLARED_BYTES)}))
+                    for _ in range(0, server.huge_bytes, len(HUGE_BLOCK)):
+                        self._body(HUGE_BLOCK)
+                else:  # huge_chunked
+                    self.wfile.write(self._head(200, {"Transfer-Encoding": "chunked"}))
+                    for _ in range(0, server.huge_bytes, len(HUGE_BLOCK)):
+                        self._body(b"%x\r\n%s\r\n" % (len(HUGE_BLOCK), HUGE_BLOCK))
 
             def _citation_list(self, body: bytes) -> None:
                 form = parse_qs(body.decode("utf-8"), keep_blank_values=True)
@@ -286,6 +374,13 @@ class FakeGrobid:
         if self.citation_envelope == "listBibl":
             return b'<listBibl xmlns="http://www.tei-c.org/ns/1.0">\n' + b"".join(structs) + b"</listBibl>\n"
         return CITATION_LIST_HEAD + b"".join(structs) + CITATION_LIST_TAIL
+
+    def settle(self, timeout_s: float = 30.0) -> None:
+        """Wait until no faulty answer is being written (each ends when it is sent or the client has gone), so that
+        `body_bytes_sent` is final."""
+        with self._faults_done:
+            if not self._faults_done.wait_for(lambda: self._faults_writing == 0, timeout_s):
+                raise TimeoutError(f"faulty answers still being written after {timeout_s} s")
 
     def stats(self) -> dict[str, object]:
         with self._lock:
