@@ -376,8 +376,14 @@ def configure(request: RunRequest) -> Plan:
 
 
 def committed_rows(stats: Mapping) -> dict[str, int]:
-    """The rows stats.json counts in the contexts of each split and in the papers."""
-    return {**{f"contexts/{split}": n for split, n in stats["contexts"].items()}, "papers/papers": stats["papers"]}
+    """The rows stats.json counts in the contexts of each split, the papers, the citation edges and the dead
+    letters: what the commit checks the written tables against."""
+    return {
+        **{f"contexts/{split}": n for split, n in stats["contexts"].items()},
+        "papers/papers": stats["papers"],
+        "citations/citations": stats["citation_graph"].get("edges", 0),
+        "dead_letter/dead_letter": sum(stats["dead_letters"].values()),
+    }
 
 
 ARSYTA = DatasetPipeline(

@@ -74,7 +74,15 @@ class CorpusOptions(PipelineOptions):
         group.add_argument(
             "--overwrite",
             action="store_true",
-            help="Delete whatever --output holds before the run. Without it, an --output holding files is refused.",
+            help="Replace the dataset an earlier citrec run wrote in --output: only the files citrec wrote there "
+            "(its manifest's, its _staging/) are removed, and the run says how many first; anything else is kept. "
+            "An --output holding files citrec did not write is refused, with or without this flag.",
+        )
+        group.add_argument(
+            "--break_lease",
+            action="store_true",
+            help="Take --output although another run's lease (_citrec_lease.json) is on it: only when that run is "
+            "known to be dead (the refusal says who holds it and whether its process still runs).",
         )
         reading = parser.add_argument_group("reading inputs (shared by arsyta and citationr)")
         reading.add_argument(

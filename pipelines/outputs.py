@@ -1,13 +1,6 @@
-"""What every pipeline does at its edges: strict flags, input and output checks before any work, and the commit
-that turns a finished run's staging directory into the dataset (the tables are written by `pipelines.parquet`).
-
-A run never mixes with another:
-- `--output` holding files is refused (exit 2) unless `--overwrite`, which empties it first;
-- the pipeline writes into `OUTPUT/_staging/`; only when it has finished are the shards moved into place
-  (empty shards dropped, the rest renumbered), `beam-temp-*` and the staging directory removed, and
-  `manifest.json` (every file with its row count, the code version, the options) and `_SUCCESS` written,
-  in that order. A dataset without `_SUCCESS` is not finished: a killed run leaves `_staging/` and no
-  manifest, and the next run into it is refused until `--overwrite`.
+"""What every pipeline does at its edges before any work: strict flags, one-line usage errors, input patterns
+checked; and the small file helpers the output's ownership (`pipelines.ownership`) and commit (`pipelines.commit`)
+share. The output's rules: docs/outputs.md.
 """
 
 from __future__ import annotations
@@ -90,49 +83,6 @@ def check_patterns(inputs: dict[str, list[str]]) -> None:
                 fail(f"--{flag} {pattern!r} matches no file")
 
 
-def _existing_files(output: str) -> list[str]:
-    try:
-        return [m.path for m in FileSystems.match([FileSystems.join(output, "**")])[0].metadata_list]
-    except Exception:  # noqa: BLE001 - a missing directory matches nothing on every filesystem
-        return []
-
-
-def prepare_output(output: str, overwrite: bool) -> str:
-    """Check `--output` before any work and return the staging directory the pipeline writes into.
-
-    Refused (exit 2, one line): a path that is a regular file or lies under one, an output that already
-    holds files (unless `overwrite`, which deletes them), an output that cannot be written.
-    """
-    if _is_local(output):
-        path = Path(output)
-        if path.is_file():
-            fail(f"--output {output!r} is a file, not a directory")
-        for parent in path.absolute().parents:
-            if parent.exists():
-                if not parent.is_dir():
-                    fail(f"--output {output!r} lies under {str(parent)!r}, which is a regular file")
-                break
-    existing = _existing_files(output)
-    if existing:
-        if not overwrite:
-            finished = any(p.endswith("/" + SUCCESS) for p in existing)
-            what = "a finished dataset" if finished else "files (perhaps an unfinished run)"
-            fail(
-                f"--output {output!r} already holds {what}: {len(existing)} files. Pass --overwrite to "
-                "replace them, or give a new directory."
-            )
-        FileSystems.delete([output])
-    staging = FileSystems.join(output, STAGING)
-    probe = FileSystems.join(staging, ".write-probe")
-    try:
-        with FileSystems.create(probe) as handle:
-            handle.write(b"")
-        FileSystems.delete([probe])
-    except Exception as err:  # noqa: BLE001 - any filesystem's refusal ends the same way
-        fail(f"cannot write to --output {output!r}: {type(err).__name__}: {err}")
-    return staging
-
-
 def rename_files(sources: Sequence[str], destinations: Sequence[str]) -> None:
     """Move files on any Beam filesystem; local destination directories are made first (a local rename needs
     them, object stores have none)."""
@@ -182,72 +132,3 @@ def code_version() -> dict[str, str | None]:
         except (OSError, subprocess.SubprocessError):
             commit = None
     return {"citrec_version": version, "git_commit": commit}
-
-
-VERSION_FIELDS = ("dataset_version", "schema_version")
-
-
-def stamped_versions(staging: str) -> dict[str, str]:
-    """The dataset and schema versions the run stamped in its stats.json (`versions`), which the manifest repeats
-    so that the three never disagree; {} for a run that stamps none."""
-    try:
-        with FileSystems.open(FileSystems.join(staging, "stats.json")) as handle:
-            versions = json.loads(handle.read().decode("utf-8")).get("versions") or {}
-    except (OSError, ValueError, AttributeError):
-        return {}
-    return {key: versions[key] for key in VERSION_FIELDS if key in versions}
-
-
-def commit_output(output: str, dataset: str, options: dict | None = None) -> dict:
-    """Move a finished run's staging directory into `output`; write `manifest.json`, then `_SUCCESS`.
-
-    Parquet shards with no rows are dropped and the rest of each table renumbered, so that a split with
-    no rows has no file (HuggingFace `datasets` rejects a 0-row shard; any other empty table keeps one
-    0-row shard for its schema); everything else (stats.json, the
-    card) moves as it is; Beam's temporary directories are deleted with the staging directory.
-    """
-    staging = FileSystems.join(output, STAGING)
-    versions = stamped_versions(staging)
-    files = sorted(m.path for m in FileSystems.match([FileSystems.join(staging, "**")])[0].metadata_list)
-    tables: dict[str, list[tuple[str, int]]] = {}
-    plain: list[str] = []
-    for path in files:
-        relative = path[len(staging) :].lstrip("/")
-        if "beam-temp-" in relative or relative.endswith(".write-probe"):
-            continue
-        match = SHARD.match(relative)
-        if match:
-            tables.setdefault(match.group("prefix"), []).append((path, parquet_rows(path)))
-        else:
-            plain.append(relative)
-    moves: list[tuple[str, str]] = []
-    manifest_files = []
-    table_rows: dict[str, int] = {}
-    for prefix, shards in sorted(tables.items()):
-        kept = [(path, rows) for path, rows in shards if rows > 0]
-        if not kept and not prefix.startswith(tuple(f"{t}/" for t in SPLIT_TABLES)):
-            kept = shards[:1]  # an empty table keeps one 0-row shard, so that readers still get its schema
-        table_rows[prefix] = sum(rows for _, rows in kept)
-        for index, (path, rows) in enumerate(kept):
-            relative = f"{prefix}-{index:05d}-of-{len(kept):05d}.parquet"
-            moves.append((path, FileSystems.join(output, relative)))
-            manifest_files.append({"path": relative, "rows": rows})
-    for relative in plain:
-        moves.append((FileSystems.join(staging, relative), FileSystems.join(output, relative)))
-        manifest_files.append({"path": relative, "rows": None})
-    rename_files([a for a, _ in moves], [b for _, b in moves])
-    FileSystems.delete([staging])
-    manifest = {
-        "dataset": dataset,
-        "complete": True,
-        **versions,
-        **code_version(),
-        "tables": table_rows,
-        "files": sorted(manifest_files, key=lambda f: f["path"]),
-        "options": options or {},
-    }
-    with FileSystems.create(FileSystems.join(output, MANIFEST)) as handle:
-        handle.write((json.dumps(manifest, indent=2, default=str) + "\n").encode("utf-8"))
-    with FileSystems.create(FileSystems.join(output, SUCCESS)) as handle:
-        handle.write(b"")
-    return manifest

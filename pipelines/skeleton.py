@@ -27,7 +27,7 @@ import argparse
 import logging
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import apache_beam as beam
@@ -36,6 +36,7 @@ from apache_beam.io.filesystems import FileSystems
 from apache_beam.options.pipeline_options import PipelineOptions, SetupOptions, StandardOptions, TestOptions
 
 from extractors.schemas import DEAD_LETTER_SCHEMA, INPUTS_SCHEMA, SPLITS, dead_letter_row, input_row
+from pipelines.commit import CommitError, commit_output, write_ledger
 from pipelines.exports import (
     NO_EXPORTS,
     ExportPlan,
@@ -47,14 +48,25 @@ from pipelines.exports import (
 )
 from pipelines.inputs import AccountInputs, ReadConfig
 from pipelines.options import CorpusOptions, read_config
-from pipelines.outputs import (
-    STAGING,
-    check_patterns,
-    commit_output,
-    fail,
-    parse_strict,
-    prepare_output,
-    read_stats,
+from pipelines.outputs import STAGING, SUCCESS, UsageError, check_patterns, fail, parse_strict, read_stats
+from pipelines.ownership import (
+    LEASE,
+    MARKER,
+    Lease,
+    acquire_lease,
+    check_not_foreign,
+    check_not_foreign_beside,
+    check_output_path,
+    is_citrec_output,
+    list_files,
+    plan_removal,
+    release_lease,
+    remove_written,
+    staged_run_id,
+    take_over_for_commit,
+    update_lease,
+    write_marker,
+    write_run_record,
 )
 from pipelines.parquet import ParquetTable, WriteParquetTables
 from pipelines.tallies import DEAD, INPUTS, TALLY, SumDictFn, step_label
@@ -149,8 +161,9 @@ class WriteDataset(beam.PTransform):
     def expand(self, inputs):
         tables = [inputs[table.name] | f"{table.label}Rows" >> beam.Map(table.tagged) for table in self.tables]
         sink = [ParquetTable(p, table.schema, self.num_shards) for table in self.tables for p in table.prefixes]
+        exported = []
         if self.exports.requests:
-            _ = self._by_prefix(tables) | "Exports" >> WriteExports(
+            exported = self._by_prefix(tables) | "Exports" >> WriteExports(
                 self.exports.requests, self.output, export_temp(self.output), self.exports.include_unresolved
             )
         tables.append(inputs[DEAD] | "DeadRows" >> beam.Map(DEAD_LETTERS.tagged))
@@ -161,15 +174,21 @@ class WriteDataset(beam.PTransform):
             sink.append(ParquetTable(INPUT_ROWS.prefixes[0], INPUT_ROWS.schema, num_shards=1))
         temp = FileSystems.join(self.output, TABLES_TEMP)
         sinks = WriteParquetTables(self.output, sink, temp)
-        _ = {str(i): rows for i, rows in enumerate(tables)} | "WriteTables" >> sinks
+        named = {str(i): rows for i, rows in enumerate(tables)} | "WriteTables" >> sinks
         tallies = inputs[TALLY] | "SumTallies" >> beam.CombineGlobally(SumDictFn())
         written = {table.name for table in self.tables} | {DEAD, TALLY, INPUTS}
         figures = {name: pcoll for name, pcoll in inputs.items() if name not in written}
         values = {name: beam.pvalue.AsSingleton(pcoll) for name, pcoll in {**figures, "tallies": tallies}.items()}
+        pbegin = inputs[TALLY].pipeline
+        stats = pbegin | "Finish" >> beam.Create([None]) | "WriteStats" >> beam.Map(
+            _write_files, output=self.output, finish=self.finish, **values
+        )
+        done = {"tables": beam.pvalue.AsList(named), "stats": beam.pvalue.AsList(stats)}
+        done.update({f"export{i}": beam.pvalue.AsList(pcoll) for i, pcoll in enumerate(exported)})
         return (
-            inputs[TALLY].pipeline
-            | "Finish" >> beam.Create([None])
-            | "WriteStats" >> beam.Map(_write_files, output=self.output, finish=self.finish, **values)
+            pbegin
+            | "Done" >> beam.Create([None])
+            | "WriteLedger" >> beam.Map(write_ledger, staging=self.output, prefixes=[t.prefix for t in sink], **done)
         )
 
     def _by_prefix(self, tables: list) -> dict:
@@ -192,6 +211,27 @@ INPUT_ROWS = Table("inputs", INPUTS_SCHEMA, input_row)
 
 
 # ------------------------------------------------------------------------------------------------ a run
+
+IN_PROCESS_RUNNERS = ("fnapirunner", "directrunner", "direct", "bundlebaseddirectrunner", "switchingdirectrunner")
+"""Runners whose job ends when the launching process does (its workers are its threads or children)."""
+
+
+def use_fn_api_runner(options: PipelineOptions) -> None:
+    """Run Beam's DirectRunner (also the default when no `--runner` is given) as the FnApiRunner, the runner the
+    tests use: Beam 2.77's DirectRunner first tries to download and start the Prism runner from the internet, which
+    offline costs a failed download and online runs the job on a runner citrec never tests. The DirectRunner's own
+    flags (`--direct_num_workers`, `--direct_running_mode`) are the FnApiRunner's too."""
+    standard = options.view_as(StandardOptions)
+    runner = standard.runner
+    if runner is None or (isinstance(runner, str) and runner.lower() in ("directrunner", "direct")):
+        standard.runner = "FnApiRunner"
+        LOG.info("runner: FnApiRunner (Beam's DirectRunner would first try to download the Prism runner)")
+
+
+def runs_in_this_process(options: PipelineOptions) -> bool:
+    runner = options.view_as(StandardOptions).runner
+    return not isinstance(runner, str) or runner.lower() in IN_PROCESS_RUNNERS
+
 
 
 @dataclass(frozen=True)
@@ -245,7 +285,7 @@ class DatasetPipeline:
     """The end-of-run summary of stats.json (`extractors.assembly.format_summary`)."""
     warnings: Callable[[Mapping], list[str]] = _no_warnings
     committed_rows: Callable[[Mapping], dict[str, int]] = _no_tables
-    """Rows each table (`contexts/train`, `papers/papers`) must hold by stats.json; a mismatch is logged."""
+    """Rows each table (`contexts/train`, `papers/papers`) must hold by stats.json; a mismatch stops the commit."""
 
     @property
     def prog(self) -> str:
@@ -254,13 +294,15 @@ class DatasetPipeline:
     def run(self, argv: Sequence[str] | None = None) -> dict:
         """Parse flags, run the pipeline to completion, commit, print the summary; return stats.json. With Beam's
         `--no_wait_until_finish` the job is submitted and left to run (returns {}; what a Dataflow Flex Template's
-        launcher must do), and a later `--commit_only` commits what the finished job left in `_staging/`."""
+        launcher must do), and a later `--commit_only` commits what the finished job left in `_staging/`.
+        The output is the run's alone from the start to the commit (`pipelines.ownership`: its lease)."""
         options = parse_strict(list(argv if argv is not None else sys.argv[1:]), self.prog)
         corpus = options.view_as(CorpusOptions)
         options.view_as(SetupOptions).save_main_session = False
+        use_fn_api_runner(options)
         output = corpus.output or self.default_output
         if corpus.commit_only:
-            return self.commit(output)
+            return self.commit_only(output, corpus.break_lease)
         inputs = self.choose_inputs(self.input_flags(corpus, options.view_as(self.options)))
         check_patterns(inputs)
         read = read_config(corpus)
@@ -268,29 +310,116 @@ class DatasetPipeline:
         plan = self.configure(RunRequest(options, corpus, inputs, read))
         if options.view_as(TestOptions).dry_run:
             return self.dry_run(options, plan, inputs, output, ExportPlan(exports, plan.include_unresolved))
-        staging = prepare_output(output, corpus.overwrite)
-        with beam.Pipeline(options=options) as pipeline:
-            plan.build(pipeline, inputs, staging, exports=ExportPlan(exports, plan.include_unresolved))
-        if options.view_as(StandardOptions).no_wait_until_finish:
-            job = getattr(pipeline.result, "job_id", lambda: None)()
-            print(
-                f"submitted{f' as job {job}' if job else ''} and not waited for (--no_wait_until_finish); once it has "
-                f"finished, `{self.prog} --commit_only --output {output}` commits the dataset"
-            )
-            return {}
-        return self.commit(output)
+        lease = self.claim(output, corpus.overwrite, corpus.break_lease)
+        keep_lease = False
+        try:
+            staging = FileSystems.join(output, STAGING)
+            with beam.Pipeline(options=options) as pipeline:
+                plan.build(pipeline, inputs, staging, exports=ExportPlan(exports, plan.include_unresolved))
+            if options.view_as(StandardOptions).no_wait_until_finish:
+                job = getattr(pipeline.result, "job_id", lambda: None)()
+                update_lease(output, replace(lease, state="submitted", job_id=job))
+                keep_lease = True
+                print(
+                    f"submitted{f' as job {job}' if job else ''} and not waited for (--no_wait_until_finish); once it "
+                    f"has finished, `{self.prog} --commit_only --output {output}` commits the dataset"
+                )
+                return {}
+            return self.commit(output)
+        except BaseException:
+            if not runs_in_this_process(options):
+                keep_lease = True
+                print(
+                    f"the lease on {output} is kept: the job may still be running on "
+                    f"{options.view_as(StandardOptions).runner}; once it has stopped, `--commit_only` commits it or "
+                    "--break_lease frees the output",
+                    file=sys.stderr,
+                )
+            raise
+        finally:
+            if not keep_lease:
+                release_lease(output, lease)
+
+    def claim(self, output: str, overwrite: bool, break_lease: bool) -> Lease:
+        """Take `output` for this run (`pipelines.ownership`): refused if it is not citrec's, or in use, or holds a
+        dataset and `overwrite` is not given; with `overwrite`, what an earlier run wrote there is removed, and only
+        that. Returns the lease; usage errors end the program (exit 2, one line)."""
+        try:
+            check_output_path(output)
+            check_not_foreign(output)
+            lease = acquire_lease(output, Lease.new(self.name), break_lease)
+        except UsageError as err:
+            fail(str(err))
+        except OSError as err:
+            fail(f"cannot write to --output {output!r}: {err.strerror or err}")
+        try:
+            self._prepare(output, overwrite, lease)
+        except BaseException as err:
+            release_lease(output, lease)
+            if isinstance(err, UsageError):
+                fail(str(err))
+            if isinstance(err, OSError):
+                fail(f"cannot write to --output {output!r}: {err.strerror or err}")
+            raise
+        return lease
+
+    def _prepare(self, output: str, overwrite: bool, lease: Lease) -> None:
+        if not is_citrec_output(output):
+            check_not_foreign_beside(output, (LEASE, MARKER))
+        content = [f for f in list_files(output) if f not in (LEASE, MARKER)]
+        if content:
+            if not overwrite:
+                finished = SUCCESS in content
+                what = "a finished dataset" if finished else "files of an unfinished run"
+                raise UsageError(
+                    f"--output {output!r} already holds {what} ({len(content):,} files). Pass --overwrite to remove "
+                    "what citrec wrote there (and only that), or give a new directory."
+                )
+            removal = plan_removal(output)
+            print(removal.describe(output), file=sys.stderr)
+            remove_written(output, removal)
+        write_marker(output)
+        staging = FileSystems.join(output, STAGING)
+        write_run_record(staging, lease)
+
+    def commit_only(self, output: str, break_lease: bool) -> dict:
+        """`--commit_only`: commit the run staged in `output` (a job left running by `--no_wait_until_finish`, or a
+        commit cut short), under the output's lease."""
+        try:
+            check_output_path(output)
+            if not is_citrec_output(output):
+                raise UsageError(f"--output {output!r} is not a citrec output: nothing to commit")
+            lease = take_over_for_commit(output, staged_run_id(output), self.name, break_lease)
+        except UsageError as err:
+            fail(str(err))
+        try:
+            return self.commit(output)
+        finally:
+            release_lease(output, lease)
 
     def commit(self, output: str) -> dict:
-        """After the job: the dataset in `output/_staging/` committed (`commit_output`), the committed rows checked
-        against stats.json, the exports' counts, the summary; returns stats.json. Reads back stats.json, the
-        exports' counts and the Parquet footers (row counts), nothing more, through Beam's filesystems."""
+        """After the job: the dataset in `output/_staging/` committed (`pipelines.commit`: every table's rows, every
+        file's size and the manifest checked before `_SUCCESS`), the exports' counts, the summary; returns
+        stats.json. A commit that cannot be made prints one `error:` line and exits 1, marking nothing done."""
         staging = FileSystems.join(output, STAGING)
-        if not FileSystems.exists(FileSystems.join(staging, "stats.json")):
+        where = staging if FileSystems.exists(FileSystems.join(staging, "stats.json")) else output
+        if not FileSystems.exists(FileSystems.join(where, "stats.json")):
             fail(f"{staging} holds no finished run (no stats.json): nothing to commit")
-        stats = read_stats(staging)
-        export_counts = read_counts(export_temp(staging))
-        manifest = commit_output(output, f"citrec {self.name}", stats.get("options"))
-        check_committed_rows(self.committed_rows(stats), manifest)
+        stats = read_stats(where)
+        export_counts = read_counts(export_temp(staging)) if where == staging else []
+        try:
+            commit_output(output, f"citrec {self.name}", stats.get("options"), stats, self.committed_rows(stats))
+        except CommitError as err:
+            print(f"error: {err}", file=sys.stderr)
+            raise SystemExit(1) from None
+        except OSError as err:
+            where = f" ({err.filename})" if err.filename else ""
+            print(
+                f"error: the commit of {output} stopped: {err.strerror or err}{where}; nothing is marked done: once "
+                f"the cause is fixed, `{self.prog} --commit_only --output {output}` finishes it",
+                file=sys.stderr,
+            )
+            raise SystemExit(1) from None
         for request, counts in export_counts:
             print(format_export(request, counts))
         print(self.summarize(stats))
@@ -343,11 +472,3 @@ class DatasetPipeline:
         logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
         logging.getLogger("pipelines").setLevel(logging.INFO)
         self.run(argv)
-
-
-def check_committed_rows(expected: Mapping[str, int], manifest: Mapping) -> None:
-    """The rows the committed shards hold against the counts stats.json reports (a mismatch is a bug)."""
-    tables = manifest["tables"]
-    for table, n in expected.items():
-        if tables.get(table, 0) != n:
-            LOG.error("%s holds %d rows but stats.json counts %d", table, tables.get(table, 0), n)

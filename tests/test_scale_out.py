@@ -214,7 +214,9 @@ def test_a_job_not_waited_for_is_committed_later_by_commit_only(tmp_path):
 
     out = tmp_path / "out"
     assert run(["--runner=FnApiRunner", "--output", str(out), "--export", "hatten", "--no_wait_until_finish"]) == {}
-    assert sorted(p.name for p in out.iterdir()) == ["_staging"]
+    # the job's files are staged; the output is marked citrec's and held for the commit (its lease: `submitted`)
+    assert sorted(p.name for p in out.iterdir()) == ["_citrec_lease.json", "_citrec_output.json", "_staging"]
+    assert json.loads((out / "_citrec_lease.json").read_text())["state"] == "submitted"
     stats = run(["--commit_only", "--output", str(out)])
     assert (out / "_SUCCESS").is_file() and not (out / "_staging").exists()
     manifest = json.loads((out / "manifest.json").read_text())

@@ -40,7 +40,8 @@ from extractors.plots import DRAWERS, FIGURE_SIZE, render_plots
 from extractors.recipes import RECIPES
 from extractors.records import Context, Paper
 from pipelines.arsyta import plot_sums, run
-from pipelines.outputs import STAGING, commit_output
+from pipelines.commit import commit_output, write_ledger
+from pipelines.outputs import STAGING
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
@@ -376,13 +377,15 @@ def test_versions_are_the_same_in_stats_card_and_manifest(tmp_path):
     staging = tmp_path / "out" / STAGING
     staging.mkdir(parents=True)
     (staging / "stats.json").write_text(json.dumps(stats))
-    manifest = commit_output(str(tmp_path / "out"), "citrec arsyta", stats["options"])
+    write_ledger(None, str(staging), prefixes=[])
+    manifest = commit_output(str(tmp_path / "out"), "citrec arsyta", stats["options"], stats, {})
     assert (manifest["dataset_version"], manifest["schema_version"]) == ("9.8.7+acl200", "3")
     assert json.loads((tmp_path / "out" / "manifest.json").read_text())["dataset_version"] == "9.8.7+acl200"
     # a run whose stats.json stamps no versions gets none in its manifest
     (tmp_path / "bare" / STAGING).mkdir(parents=True)
     (tmp_path / "bare" / STAGING / "stats.json").write_text("{}")
-    assert "dataset_version" not in commit_output(str(tmp_path / "bare"), "citrec arsyta")
+    write_ledger(None, str(tmp_path / "bare" / STAGING), prefixes=[])
+    assert "dataset_version" not in commit_output(str(tmp_path / "bare"), "citrec arsyta", {}, {}, {})
 
 
 # --------------------------------------------------------------------------------------------- end to end
