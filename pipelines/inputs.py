@@ -26,7 +26,6 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 
 import apache_beam as beam
-from apache_beam.io import fileio
 from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.io.localfilesystem import LocalFileSystem
@@ -34,6 +33,7 @@ from apache_beam.pvalue import TaggedOutput
 
 from extractors.documents.files import is_jsonl, parse_document, parse_document_file, parse_metadata_line
 from extractors.documents.streams import (
+    CHUNK_BYTES,
     TooLarge,
     byte_ranges,
     compression_of,
@@ -43,7 +43,7 @@ from extractors.documents.streams import (
     read_errors,
 )
 from extractors.records import DeadLetter, InputTally
-from pipelines.tallies import DEAD, INPUTS, TALLY, Tallies, TallyingFn, dead_letter_output
+from pipelines.tallies import DEAD, INPUTS, TALLY, Tallies, TallyingFn, dead_letter_output, step_label
 
 LOG = logging.getLogger(__name__)
 
@@ -76,16 +76,72 @@ class ReadConfig:
 
 @dataclass(frozen=True)
 class ReadTask:
-    """Read `path` whole (`start`=0, `end`=None) or the lines starting in `[start, end)`."""
+    """Read `path` whole (`start`=0, `end`=None) or the lines starting in `[start, end)`. `size` and `mtime`: the
+    file as it was listed, which it must still be when read (`FileChanged`)."""
 
     path: str
     kind: str
     start: int = 0
     end: int | None = None
+    size: int | None = None
+    mtime: float | None = None
 
     @property
     def ranged(self) -> bool:
         return self.end is not None
+
+
+class FileChanged(OSError):
+    """An input file is not what it was when it was listed (another size or modification time, or gone): what was
+    read of it cannot be trusted to be one version of it."""
+
+
+CHANGED_WHILE_READ = "changed_while_read"
+CHANGED = "changed"
+"""The tagged output of the paths of the files that changed while they were read."""
+
+
+def file_stamp(path: str) -> tuple[int, float | None] | None:
+    """A file's (size, modification time) now, or None when it is gone. Local files: `os.stat`; other filesystems:
+    one metadata lookup."""
+    if isinstance(FileSystems.get_filesystem(path), LocalFileSystem):
+        try:
+            stat = os.stat(path)
+        except OSError:
+            return None
+        return stat.st_size, stat.st_mtime
+    try:
+        found = FileSystems.match([path])[0].metadata_list
+    except Exception:  # noqa: BLE001 - a missing object matches nothing
+        return None
+    if not found:
+        return None
+    return found[0].size_in_bytes, getattr(found[0], "last_updated_in_seconds", None) or None
+
+
+def check_unchanged(task: ReadTask, stamp: tuple[int, float | None] | None = None) -> None:
+    """Raise `FileChanged` when `task`'s file is no longer as it was listed (its size, and its modification time where
+    the filesystem gives one). `stamp`: the file as it is now, when the caller has it already."""
+    if task.size is None:
+        return
+    now = stamp if stamp is not None else file_stamp(task.path)
+    if now is None:
+        raise FileChanged(f"{task.path} was listed ({task.size:,} bytes) and is gone")
+    size, mtime = now
+    if size != task.size or (task.mtime and mtime and abs(mtime - task.mtime) > 1e-6):
+        raise FileChanged(
+            f"{task.path} changed after it was listed ({task.size:,} bytes then, {size:,} now"
+            + (", modified since" if size == task.size else "")
+            + "): none of it is used; run again once it has stopped changing"
+        )
+
+
+def read_failure(path: str, err: BaseException) -> DeadLetter:
+    """The dead letter of a file that could not be read: `changed_while_read` for a `FileChanged`, else
+    `unreadable_file` (a truncated .gz, a corrupt .bz2, an I/O error)."""
+    if isinstance(err, FileChanged):
+        return DeadLetter(path, "read", CHANGED_WHILE_READ, str(err)[:500])
+    return DeadLetter(path, "read", "unreadable_file", f"{type(err).__name__}: {err}"[:500])
 
 
 def line_oriented(path: str, kind: str) -> bool:
@@ -117,10 +173,56 @@ def open_raw(path: str):
     return FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED)
 
 
-def read_document_bytes(path: str, cap: int) -> bytes:
-    """A whole file, decompressed by its suffix; `TooLarge` above `cap` decompressed bytes."""
-    with open_raw(path) as raw, decompressed(raw, compression_of(path)) as handle:
-        return read_capped(handle, cap)
+def read_document_bytes(path: str, cap: int, task: ReadTask | None = None) -> bytes:
+    """A whole file, decompressed by its suffix; `TooLarge` above `cap` decompressed bytes. With the `task` that
+    listed it, `FileChanged` if the file read is not the file listed: locally its size and modification time
+    afterwards, elsewhere the bytes read (a free check; a stat per file would be an API call per document)."""
+    with open_raw(path) as raw:
+        counted = _CountingReader(raw)
+        with decompressed(counted, compression_of(path)) as handle:
+            data = read_capped(handle, cap)
+        if task is not None and task.size is not None:
+            if isinstance(FileSystems.get_filesystem(path), LocalFileSystem):
+                check_unchanged(task)
+            else:
+                while counted.read(CHUNK_BYTES):  # a compressed stream may stop before the file's last bytes
+                    pass
+                check_unchanged(task, (counted.read_bytes, None))
+        return data
+
+
+class _CountingReader:
+    """A binary reader that counts the bytes read through it."""
+
+    def __init__(self, raw) -> None:
+        self.raw = raw
+        self.read_bytes = 0
+
+    def read(self, size: int = -1) -> bytes:
+        data = self.raw.read(size)
+        self.read_bytes += len(data)
+        return data
+
+    def readinto(self, buffer) -> int:
+        data = self.read(len(buffer))
+        buffer[: len(data)] = data
+        return len(data)
+
+    def readable(self) -> bool:
+        return True
+
+    def __enter__(self) -> _CountingReader:
+        return self
+
+    def __exit__(self, *_) -> None:
+        """The raw handle is closed by its owner."""
+
+    def close(self) -> None:
+        """The raw handle is closed by its owner."""
+
+    @property
+    def closed(self) -> bool:
+        return False
 
 
 def iter_task_lines(task: ReadTask, cap: int):
@@ -139,35 +241,52 @@ def iter_task_lines(task: ReadTask, cap: int):
 
 
 class PlanReadsFn(TallyingFn):
-    """A matched file into read tasks; a directory into a dead letter."""
+    """A pattern into read tasks, one per matched file (or byte range of one), each with the file's size and
+    modification time as listed; a matched directory, and a pattern that matches nothing when the job lists it (a
+    file removed after the launcher checked it), into dead letters."""
 
     def __init__(self, kind: str, config: ReadConfig) -> None:
         self.kind = kind
         self.config = config
 
-    def process(self, metadata) -> Iterator:
+    def process(self, pattern: str) -> Iterator:
+        found = FileSystems.match([pattern])[0].metadata_list
+        if not found:
+            yield from self._dead(pattern, "no_file_matched", "the pattern matched no file when the job listed it")
+        for metadata in found:
+            yield from self._plan(metadata)
+
+    def _dead(self, path: str, reason: str, detail: str) -> Iterator:
+        tally = self.tallies()
+        documents = self.kind in DOCUMENT_KINDS
+        if documents:
+            tally("documents_in")
+        elif self.kind == "reviews":
+            tally("review_files_in")
+            tally("review_files_dead_lettered")
+        elif self.kind == "metadata":
+            tally("metadata_records_in")
+            tally("metadata_records_dead_lettered")
+        yield dead_letter_output(DeadLetter(path, "read", reason, detail), tally, documents=documents)
+        yield TaggedOutput(INPUTS, InputTally(path, self.kind, 1, 0, 1, reason=reason))
+        yield from tally.emit()
+
+    def _plan(self, metadata) -> Iterator:
         path = metadata.path
         if is_directory(path):
             tally = self.tallies()
             tally("inputs_directories")
-            documents = self.kind in DOCUMENT_KINDS
-            if documents:
-                tally("documents_in")
-            elif self.kind == "reviews":
-                tally("review_files_in")
-                tally("review_files_dead_lettered")
-            letter = DeadLetter(path, "read", "is_a_directory", "the glob matched a directory; it was not read")
-            yield dead_letter_output(letter, tally, documents=documents)
-            yield TaggedOutput(INPUTS, InputTally(path, self.kind, 1, 0, 1, reason="is_a_directory"))
             yield from tally.emit()
+            yield from self._dead(path, "is_a_directory", "the glob matched a directory; it was not read")
             return
+        stamp = {"size": metadata.size_in_bytes, "mtime": getattr(metadata, "last_updated_in_seconds", None) or None}
         if self.kind in RANGED_KINDS and line_oriented(path, self.kind) and compression_of(path) is None:
             ranges = byte_ranges(metadata.size_in_bytes, self.config.range_bytes)
             if len(ranges) > 1:
                 for start, end in ranges:
-                    yield ReadTask(path, self.kind, start, end)
+                    yield ReadTask(path, self.kind, start, end, **stamp)
                 return
-        yield ReadTask(path, self.kind)
+        yield ReadTask(path, self.kind, **stamp)
 
 
 class PlanReads(beam.PTransform):
@@ -183,7 +302,6 @@ class PlanReads(beam.PTransform):
         planned = (
             pbegin
             | "Patterns" >> beam.Create(self.patterns)
-            | "Match" >> fileio.MatchAll()
             | "Plan" >> beam.ParDo(PlanReadsFn(self.kind, self.config)).with_outputs(DEAD, TALLY, INPUTS, main="tasks")
         )
         tasks = planned.tasks | "Spread" >> beam.Reshuffle()
@@ -220,7 +338,8 @@ class ReadRecordsFn(TallyingFn):
     def process(self, task: ReadTask) -> Iterator:
         tally = self.tallies()
         account = InputTally(task.path, self.kind)
-        if line_oriented(task.path, self.kind):
+        lines = line_oriented(task.path, self.kind)
+        if lines:
             outcomes = self._lines(task, tally)
         else:
             outcomes = self._whole(task, tally)
@@ -229,17 +348,25 @@ class ReadRecordsFn(TallyingFn):
                 account = self._count(outcome, account, tally)
                 if isinstance(outcome, DeadLetter) and outcome.source == task.path:
                     account = replace(account, reason=outcome.reason)
-                yield from self._route(outcome, account, tally)
+                yield from self._route(outcome, account, tally, task.path)
+            if lines:
+                check_unchanged(task)
         except read_errors() as err:
-            # the file itself broke mid-way (a truncated .gz, a corrupt .bz2, an unreadable object):
-            # what was read stays, the rest of the file is one dead letter, counted like any other
-            letter = DeadLetter(task.path, "read", "unreadable_file", f"{type(err).__name__}: {err}"[:500])
+            # the file itself broke mid-way (a truncated .gz, a corrupt .bz2, an unreadable object) or changed
+            # while it was read: what was read stays (a changed file's records are dropped later, `KeepUnchangedFn`),
+            # the rest of the file is one dead letter, counted like any other
+            letter = read_failure(task.path, err)
+            if isinstance(err, FileChanged):
+                yield TaggedOutput(CHANGED, task.path)
+                if task.ranged:
+                    letter = replace(letter, source=f"{task.path}@{task.start}")
             account = replace(self._count(letter, account, tally), reason=letter.reason)
-            yield from self._route(letter, account, tally)
+            yield from self._route(letter, account, tally, task.path)
         yield TaggedOutput(INPUTS, account)
         yield from tally.emit()
 
     def _lines(self, task: ReadTask, tally: Tallies) -> Iterator:
+        check_unchanged(task)
         cap = self.config.max_document_bytes
         for source, line in iter_task_lines(task, cap):
             if line.data is None:
@@ -249,7 +376,7 @@ class ReadRecordsFn(TallyingFn):
 
     def _whole(self, task: ReadTask, tally: Tallies) -> Iterator:
         try:
-            data = read_document_bytes(task.path, self.config.max_document_bytes)
+            data = read_document_bytes(task.path, self.config.max_document_bytes, task)
         except TooLarge as err:
             yield DeadLetter(task.path, "read", "too_large", str(err))
             return
@@ -274,23 +401,68 @@ class ReadRecordsFn(TallyingFn):
             dead_lettered=account.dead_lettered + failed,
         )
 
-    def _route(self, outcome, account: InputTally, tally: Tallies) -> Iterator:
+    def _route(self, outcome, account: InputTally, tally: Tallies, path: str) -> Iterator:
         if isinstance(outcome, DeadLetter):
             yield dead_letter_output(outcome, tally, documents=self._documents)
             if outcome.source != account.path:
                 yield TaggedOutput(INPUTS, InputTally(outcome.source, self.kind, 1, 0, 1, reason=outcome.reason))
             return
         tag = self.tagged.get(type(outcome))
-        yield TaggedOutput(tag, outcome) if tag else outcome
+        yield TaggedOutput(tag, (path, outcome)) if tag else (path, outcome)
+
+
+class KeepUnchangedFn(TallyingFn):
+    """`(path, record)` from `ReadRecordsFn` into the record, unless its file changed while it was read (`changed`,
+    a side input: the paths): then the record is a dead letter, `changed_while_read`, and its file's row in
+    `inputs/` moves it from parsed to dead-lettered. A file read in byte ranges, or whole while its records stream
+    out, is only known to be one version once every task of it has checked it: hence this step after them all."""
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+        self._changed: tuple[int, frozenset[str]] = (0, frozenset())
+
+    def process(self, element: tuple[str, object], changed: list[str]) -> Iterator:
+        path, record = element
+        if not changed:
+            yield record
+            return
+        if self._changed[0] != id(changed):
+            self._changed = (id(changed), frozenset(changed))
+        if path not in self._changed[1]:
+            yield record
+            return
+        tally = self.tallies()
+        source = getattr(record, "source", None)
+        letter = DeadLetter(
+            source if isinstance(source, str) and source != "metadata" else path,
+            "read",
+            CHANGED_WHILE_READ,
+            f"{path} changed while it was read: none of its records are used",
+        )
+        documents = self.kind in DOCUMENT_KINDS
+        if not documents:
+            tally("metadata_records_dead_lettered")
+        yield dead_letter_output(letter, tally, documents=documents)
+        yield TaggedOutput(INPUTS, InputTally(path, self.kind, 0, -1, 1, reason=CHANGED_WHILE_READ))
+        yield from tally.emit()
 
 
 class ParseFiles(beam.PTransform):
     """Globs of one input kind, planned into read tasks (`PlanReads`), each task through `parse` (a DoFn of
     `ReadTask`s). Outputs `parse`'s main output under `main`, each of its `tags`, and `dead`, `tally`, `inputs`
-    of the planning and the parsing together: what every input flag's reader is made of."""
+    of the planning and the parsing together: what every input flag's reader is made of. `guarded`: `parse` yields
+    `(path, record)` and the paths of files that changed while read (`changed`), whose records `KeepUnchangedFn`
+    then drops (`ReadRecordsFn`); an unguarded `parse` reads whole files and checks them itself."""
 
     def __init__(
-        self, patterns: list[str], kind: str, config: ReadConfig, parse: beam.DoFn, main: str, tags: Sequence[str] = ()
+        self,
+        patterns: list[str],
+        kind: str,
+        config: ReadConfig,
+        parse: beam.DoFn,
+        main: str,
+        tags: Sequence[str] = (),
+        guarded: bool = False,
     ) -> None:
         super().__init__()
         self.patterns = patterns
@@ -299,15 +471,27 @@ class ParseFiles(beam.PTransform):
         self.parse = parse
         self.main = main
         self.tags = tuple(tags)
+        self.guarded = guarded
 
     def expand(self, pbegin):
         planned = pbegin | "PlanReads" >> PlanReads(self.patterns, self.kind, self.config)
+        extra = (CHANGED,) if self.guarded else ()
         parsed = planned["tasks"] | "Read" >> beam.ParDo(self.parse).with_outputs(
-            DEAD, TALLY, INPUTS, *self.tags, main=self.main
+            DEAD, TALLY, INPUTS, *self.tags, *extra, main=self.main
         )
         outputs = {self.main: parsed[self.main], **{tag: parsed[tag] for tag in self.tags}}
-        for name in (DEAD, TALLY, INPUTS):
-            outputs[name] = (planned[name], parsed[name]) | f"All{name.title()}" >> beam.Flatten()
+        accounts = {name: [planned[name], parsed[name]] for name in (DEAD, TALLY, INPUTS)}
+        if self.guarded:
+            changed = beam.pvalue.AsList(parsed[CHANGED] | "ChangedFiles" >> beam.Distinct())
+            for name in (self.main, *self.tags):
+                kept = outputs[name] | f"KeepUnchanged{step_label(name)}" >> beam.ParDo(
+                    KeepUnchangedFn(self.kind), changed
+                ).with_outputs(DEAD, TALLY, INPUTS, main="records")
+                outputs[name] = kept.records
+                for account in accounts:
+                    accounts[account].append(kept[account])
+        for name, parts in accounts.items():
+            outputs[name] = parts | f"All{name.title()}" >> beam.Flatten()
         return outputs
 
 
@@ -318,7 +502,7 @@ class ReadRecords(ParseFiles):
     def __init__(self, patterns: list[str], kind: str, config: ReadConfig, tagged: dict[type, str] | None = None):
         tagged = tagged or {}
         tags = sorted(set(tagged.values()))
-        super().__init__(patterns, kind, config, ReadRecordsFn(kind, config, tagged), "records", tags)
+        super().__init__(patterns, kind, config, ReadRecordsFn(kind, config, tagged), "records", tags, guarded=True)
 
 
 class CombineInputTallies(beam.CombineFn):

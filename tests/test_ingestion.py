@@ -198,20 +198,35 @@ def test_overwrite_with_other_shard_counts_reads_back_exactly_the_stats(shipped,
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["tables"]["contexts/train"] == stats["contexts"]["train"]
     listed = {f["path"] for f in manifest["files"]}
-    on_disk = {str(p.relative_to(out)) for p in out.rglob("*") if p.is_file()} - {"manifest.json", "_SUCCESS"}
+    on_disk = {str(p.relative_to(out)) for p in out.rglob("*") if p.is_file()}
+    on_disk -= {"manifest.json", "_SUCCESS", "_citrec_output.json"}
     assert listed == on_disk
     assert not list(out.rglob("beam-temp-*")) and not (out / "_staging").exists()
 
 
 @pytest.mark.e2e
-def test_a_killed_run_is_not_mistaken_for_a_dataset(examples, tmp_path):
+def test_a_killed_run_is_not_mistaken_for_a_dataset(examples, tmp_path, capsys):
+    """What a run killed mid-job leaves (its marker, its lease, half a staging directory) is refused, explained,
+    and replaced only with --overwrite and --break_lease."""
+    import subprocess
+    import sys
+
+    from pipelines.ownership import Lease, acquire_lease, write_marker
+
     out = tmp_path / "out"
     (out / "_staging/contexts/beam-temp-train-123").mkdir(parents=True)
     (out / "_staging/contexts/beam-temp-train-123/part").write_bytes(b"half")
-    with pytest.raises(SystemExit) as stopped:
-        run(["--runner=FnApiRunner", "--output", str(out)])
-    assert stopped.value.code == 2
-    stats = run(["--runner=FnApiRunner", "--output", str(out), "--overwrite"])
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    lease = Lease.new("arsyta")
+    lease = Lease(lease.run_id, "arsyta", lease.host, int(dead.stdout), lease.started)
+    acquire_lease(str(out), lease)
+    write_marker(str(out))
+    for flags in ([], ["--overwrite"]):
+        with pytest.raises(SystemExit) as stopped:
+            run(["--runner=FnApiRunner", "--output", str(out), *flags])
+        assert stopped.value.code == 2
+        assert "no longer running" in capsys.readouterr().err
+    stats = run(["--runner=FnApiRunner", "--output", str(out), "--overwrite", "--break_lease"])
     assert not list(out.rglob("beam-temp-*"))
     from datasets import load_dataset
 
@@ -296,13 +311,11 @@ def test_bad_paths_stop_with_one_error_line_and_exit_2(examples, tmp_path, capsy
 
 
 def test_a_directory_matched_by_a_glob_is_a_dead_letter(tmp_path):
-    from apache_beam.io.filesystem import FileMetadata
-
     from extractors.records import DeadLetter
     from pipelines.inputs import PlanReadsFn, ReadConfig
 
     (tmp_path / "sub.tei.xml").mkdir()
-    outputs = list(PlanReadsFn("tei", ReadConfig()).process(FileMetadata(str(tmp_path / "sub.tei.xml"), 4096)))
+    outputs = list(PlanReadsFn("tei", ReadConfig()).process(str(tmp_path / "sub.tei.xml")))
     letters = [o.value for o in outputs if getattr(o, "tag", None) == "dead"]
     assert letters == [DeadLetter(str(tmp_path / "sub.tei.xml"), "read", "is_a_directory", letters[0].detail)]
     tallies = dict(o.value for o in outputs if getattr(o, "tag", None) == "tally")
