@@ -58,7 +58,17 @@ from extractors.documents.streams import TooLarge, read_errors
 from extractors.documents.tei import DocumentError, bib_entry_from_struct
 from extractors.records import BibEntry, DeadLetter, InputTally, ParsedDocument
 from mapping.matcher import MatchConfig, usable_title
-from pipelines.inputs import MAX_DOCUMENT_BYTES, MAX_PDF_BYTES, ParseFiles, ReadConfig, ReadTask, read_document_bytes
+from pipelines.inputs import (
+    MAX_DOCUMENT_BYTES,
+    MAX_PDF_BYTES,
+    FileChanged,
+    ParseFiles,
+    ReadConfig,
+    ReadTask,
+    check_read_whole,
+    read_document_bytes,
+    read_failure,
+)
 from pipelines.tallies import DEAD, INPUTS, TALLY, Tallies, TallyingFn, dead_letter_output, in_global_window
 
 LOG = logging.getLogger(__name__)
@@ -251,6 +261,10 @@ class GrobidParseFn(_PooledFn):
             return path, DeadLetter(path, "read", "too_large", str(err)), counts
         except read_errors() as err:
             return path, DeadLetter(path, "grobid", "unreadable_file", str(err)[:300]), counts
+        try:
+            check_read_whole(task, len(pdf))
+        except FileChanged as err:
+            return path, read_failure(path, err), counts
         cache = self.config.tei_cache
         key = tei_cache_key(pdf, self.config.version, self.config.options)
         tei = read_cached(cache, key)

@@ -136,6 +136,17 @@ def check_unchanged(task: ReadTask, stamp: tuple[int, float | None] | None = Non
         )
 
 
+def check_read_whole(task: ReadTask, read_bytes: int) -> None:
+    """`FileChanged` when a file read whole by another reader (PDFs, review files) is not the file listed: locally
+    its size and time now; elsewhere the bytes read against the listed size (when the file is not compressed)."""
+    if task.size is None:
+        return
+    if isinstance(FileSystems.get_filesystem(task.path), LocalFileSystem):
+        check_unchanged(task)
+    elif compression_of(task.path) is None and read_bytes != task.size:
+        check_unchanged(task, (read_bytes, None))
+
+
 def read_failure(path: str, err: BaseException) -> DeadLetter:
     """The dead letter of a file that could not be read: `changed_while_read` for a `FileChanged`, else
     `unreadable_file` (a truncated .gz, a corrupt .bz2, an I/O error)."""

@@ -167,3 +167,20 @@ def test_a_metadata_file_that_vanishes_after_the_launchers_check_is_a_dead_lette
     assert [(d["stage"], d["reason"]) for d in letters] == [("read", "no_file_matched")]
     assert stats["dead_letters"]["read:no_file_matched"] == 1
     assert _inputs(out)[str(metadata)]["reason"] == "no_file_matched"
+
+
+def test_a_pdf_rewritten_after_its_listing_is_never_sent_to_grobid(tmp_path):
+    """The PDF step reads a PDF whole: one that is not the file listed is dead-lettered before any cache lookup or
+    request (the URL below answers nothing)."""
+    from pipelines.grobid import GrobidConfig, GrobidParseFn
+
+    path = tmp_path / "paper.pdf"
+    path.write_bytes(b"%PDF-1.4 a paper")
+    stat = os.stat(path)
+    fn = GrobidParseFn(GrobidConfig(url="http://127.0.0.1:9", version="0.8.2"))
+    fn.setup()
+    listed = ReadTask(str(path), "pdfs", size=stat.st_size, mtime=stat.st_mtime)
+    path.write_bytes(b"%PDF-1.4 another paper, longer")
+    _, letter, counts = fn._fetch(listed)
+    assert isinstance(letter, DeadLetter) and (letter.stage, letter.reason) == ("read", "changed_while_read")
+    assert "grobid_requests" not in counts
