@@ -33,14 +33,25 @@ its ACL-ARC contexts with `text[:600] + ' TARGETCIT ' + text[-600:]`, OTHERCIT b
   " TARGETCIT ...", as `text[:600] + ' TARGETCIT '` does in DualLCR).
 - `sentence_context` follows the same spacing; whole sentences have no outer whitespace, so it starts and
   ends with text (or with TARGETCIT where the citing sentence does).
+
+A marker in a section heading, or nested inside another marker, comes as a paragraph of kind "heading" or
+"marker" (`UNCUT_KINDS`): its mentions are counted and dropped (`dropped_marker_in_heading`,
+`dropped_nested_marker`), and its text is never part of a window or a sentence context.
+
+Cost: each paragraph is masked once, and each context reads only what it shows (a window's worth of
+neighbouring paragraphs, three sentences found by bisection), so a document costs time linear in its text and
+markers, however many markers one paragraph holds (bench/contexts.py). The tests hold every context equal, byte
+for byte, to a plain cutter that masks the whole paragraph anew for each marker (tests/support/contexts_reference.py).
 """
 
 from __future__ import annotations
 
 import re
+from bisect import bisect_left, bisect_right
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
+from itertools import pairwise
 
 from extractors.records import Context, CounterFn, Mention, Paragraph, ParsedDocument, no_count
 
@@ -74,13 +85,34 @@ def non_overlapping_mentions(mentions: Sequence[Mention]) -> tuple[tuple[Mention
     then unlinked mentions, in the same order, where they overlap no kept mention. So a group span that
     holds its members' spans gives way to the members, an unlinked span never costs a linked one a context,
     and of identical spans the first in the paragraph is kept. Both tuples keep the paragraph's order.
+
+    In O(n log n) (spans have `start <= end`): a mention met in that order overlaps a kept one of its own group
+    exactly when it starts before the largest end kept so far (a zero-length one never does: no kept span reaches
+    past it), and an unlinked one overlaps a kept linked one exactly when the last of those to start before its
+    end ends after its start (non-overlapping spans sorted by start have their ends in order too).
     """
     order = sorted(range(len(mentions)), key=lambda k: (mentions[k].bib_id is None, mentions[k].end, mentions[k].start))
-    kept_at: list[int] = []
-    for k in order:
-        if not any(spans_overlap(mentions[k], mentions[j]) for j in kept_at):
-            kept_at.append(k)
-    keep = set(kept_at)
+    first_unlinked = next((p for p, k in enumerate(order) if mentions[k].bib_id is None), len(order))
+    keep: set[int] = set()
+    linked: list[Mention] = []
+    reach = -1  # the largest end kept so far in the group being read
+    for k in order[:first_unlinked]:
+        m = mentions[k]
+        if not m.start < reach:
+            keep.add(k)
+            linked.append(m)
+            reach = max(reach, m.end)
+    linked.sort(key=lambda m: (m.start, m.end))
+    starts = [m.start for m in linked]
+    ends = [m.end for m in linked]
+    reach = -1
+    for k in order[first_unlinked:]:
+        m = mentions[k]
+        last = bisect_left(starts, m.end) - 1  # the kept linked span that starts last before this one ends
+        if (last >= 0 and ends[last] > m.start) or m.start < reach:
+            continue
+        keep.add(k)
+        reach = max(reach, m.end)
     kept = tuple(m for k, m in enumerate(mentions) if k in keep)
     dropped = tuple(m for k, m in enumerate(mentions) if k not in keep)
     return kept, dropped
@@ -136,92 +168,226 @@ def mask_markers(
     return f"{left}{token}{right}", len(left), len(left) + len(token)
 
 
-def cut_char_window(
-    paragraphs: Sequence[Paragraph], paragraph_index: int, target: Mention, config: ContextConfig
-) -> str:
-    """Up to `char_window` characters each side of " TARGETCIT " in the document's masked running text.
+# Paragraph kinds whose markers are counted as mentions and dropped, never cut: their text is no running text, so
+# it is neither a window nor a neighbour sentence (a marker in a section heading; markers nested in another).
+UNCUT_KINDS = {"heading": "dropped_marker_in_heading", "marker": "dropped_nested_marker"}
 
-    Counted on the text with single spaces and cut mid-word where the count ends, as ACL-200 is (see the module
-    docstring); paragraphs are joined by `paragraph_separator` and read only as far as the window needs.
+
+@dataclass(frozen=True)
+class _MaskedParagraph:
+    """A paragraph whose mentions do not overlap as `mask_markers(text, mentions, None)` gives it (`text`: every
+    marker OTHERCIT, whitespace runs squeezed), with where each marker's OTHERCIT begins and ends in it (by the
+    paragraph's mention order).
+
+    Masking with a target gives the same text on each side of it: the markers before the target are padded alike,
+    and the only one that can differ after it (the next, when nothing stands between) differs by a leading space
+    that the stripping beside " TARGETCIT " takes off. So one masking serves every target of the paragraph.
     """
-    sep = config.paragraph_separator
-    window = config.char_window
-    masked, t_start, t_end = mask_markers(
-        paragraphs[paragraph_index].text, paragraphs[paragraph_index].mentions, target, config
-    )
 
-    def masked_paragraph(index: int) -> str:
-        return mask_markers(paragraphs[index].text, paragraphs[index].mentions, None, config)[0].strip()
+    text: str
+    other_start: tuple[int, ...]
+    other_end: tuple[int, ...]
 
-    left = masked[:t_start].lstrip()
-    i = paragraph_index - 1
-    while len(left) < window and i >= 0:
-        part = masked_paragraph(i)
-        left = f"{part}{sep}{left}" if part and left else part or left
-        i -= 1
-    right = masked[t_end:].rstrip()
-    j = paragraph_index + 1
-    while len(right) < window and j < len(paragraphs):
-        part = masked_paragraph(j)
-        right = f"{right}{sep}{part}" if part and right else right or part
-        j += 1
-    left = left[max(0, len(left) - window) :]
-    return f"{left} {config.target_token} {right[:window]}"
+    @classmethod
+    def of(cls, paragraph: Paragraph, config: ContextConfig) -> _MaskedParagraph:
+        text, mentions = paragraph.text, paragraph.mentions
+        parts: list[str] = []
+        length = 0
+        starts = [0] * len(mentions)
+        ends = [0] * len(mentions)
+
+        def add(raw: str) -> None:
+            # squeezed piece by piece: a run of whitespace across pieces is one space (squeeze_whitespace of
+            # the joined text)
+            nonlocal length
+            squeezed = squeeze_whitespace(raw)
+            if squeezed[:1] == " " and parts and parts[-1][-1:] == " ":
+                squeezed = squeezed[1:]
+            if squeezed:
+                parts.append(squeezed)
+                length += len(squeezed)
+
+        cursor = 0
+        for k in sorted(range(len(mentions)), key=lambda k: (mentions[k].start, mentions[k].end)):
+            mention = mentions[k]
+            add(text[cursor : mention.start])
+            before = parts[-1][-1] if parts else ""  # squeezed or not, a space is no letter or digit
+            after = text[mention.end : mention.end + 1]
+            starts[k] = length
+            add(f"{' ' if before.isalnum() else ''}{config.other_token}{' ' if after.isalnum() else ''}")
+            ends[k] = length
+            cursor = mention.end
+        add(text[cursor:])
+        return cls("".join(parts), tuple(starts), tuple(ends))
 
 
-def _sentence_of(paragraph: Paragraph, mention: Mention) -> int:
-    """Index of the sentence holding the mention (the nearest one when it falls between sentences)."""
-    for k, (start, end) in enumerate(paragraph.sentences):
-        if start <= mention.start < end:
+@dataclass(frozen=True)
+class _MentionIndex:
+    """A paragraph's kept mentions sorted by (start, end), the paragraph's order among equals (as `mask_markers`
+    sorts them), with `rank`, each mention's place in that order by the paragraph's order. Kept mentions do not
+    overlap, so in that order their ends rise too."""
+
+    sorted_mentions: tuple[Mention, ...]
+    starts: tuple[int, ...]
+    rank: tuple[int, ...]
+
+    @classmethod
+    def of(cls, paragraph: Paragraph) -> _MentionIndex:
+        mentions = paragraph.mentions
+        order = sorted(range(len(mentions)), key=lambda k: (mentions[k].start, mentions[k].end))
+        rank = [0] * len(mentions)
+        for position, k in enumerate(order):
+            rank[k] = position
+        in_order = tuple(mentions[k] for k in order)
+        return cls(in_order, tuple(m.start for m in in_order), tuple(rank))
+
+
+def _in_order(sentences: Sequence[tuple[int, int]]) -> bool:
+    """Whether sentences are as the parsers give them: each non-empty, in order, none overlapping the next."""
+    return all(s < e for s, e in sentences) and all(a[1] <= b[0] for a, b in pairwise(sentences))
+
+
+def _sentence_of(sentences: Sequence[tuple[int, int]], position: int, in_order: bool) -> int:
+    """Index of the first sentence holding `position`, else of the nearest one (the first of equals); -1 without
+    sentences. Sentences `_in_order` are searched by bisection (the nearest is then the one just before or just
+    after), any others one by one."""
+    if in_order:
+        k = bisect_right(sentences, (position, float("inf"))) - 1
+        if k >= 0 and position < sentences[k][1]:
             return k
-    distances = [
-        (min(abs(mention.start - s), abs(mention.start - e)), k) for k, (s, e) in enumerate(paragraph.sentences)
-    ]
+        near = [j for j in (k, k + 1) if 0 <= j < len(sentences)]
+    else:
+        for k, (start, end) in enumerate(sentences):
+            if start <= position < end:
+                return k
+        near = list(range(len(sentences)))
+    distances = [(min(abs(position - sentences[j][0]), abs(position - sentences[j][1])), j) for j in near]
     return min(distances)[1] if distances else -1
 
 
-def cut_sentence_context(
-    paragraphs: Sequence[Paragraph], paragraph_index: int, target: Mention, config: ContextConfig
-) -> str:
-    """The citing sentence with its neighbours from the same section, markers replaced.
+class _ContextCutter:
+    """Both views of any target of one document, each in time proportional to what it shows.
 
-    A marker belongs to the sentence it starts in: a sentence's text runs to the end of its last marker and
-    starts after a marker begun in the sentence before. The citing sentence always holds the target, also
-    when the target starts between sentences or at a sentence's end (it is then stretched to cover it, and
-    the markers that start where the target does).
+    Every paragraph is masked once, on first need (`_MaskedParagraph`): a target's window is then read off its
+    paragraph's masked text, and neighbours add at most a window's worth each. A section's sentences are listed
+    once; a sentence finds its markers by bisection (`_MentionIndex`). `paragraphs` carry only kept mentions.
     """
-    paragraph = paragraphs[paragraph_index]
-    section = paragraph.section_index
-    # the section's sentences, as (paragraph index, sentence span), in order
-    units: list[tuple[int, tuple[int, int]]] = []
-    here = -1
-    for p_idx, par in enumerate(paragraphs):
-        if par.section_index != section:
-            continue
-        spans = par.sentences or ((0, len(par.text)),)
-        for k, span in enumerate(spans):
-            if p_idx == paragraph_index and k == max(_sentence_of(par, target), 0):
-                here = len(units)
-            units.append((p_idx, span))
-    if here < 0:
-        return ""
-    first = max(0, here - config.sentences_before)
-    texts = []
-    for u_idx, (p_idx, (start, end)) in enumerate(units[first : here + config.sentences_after + 1], start=first):
-        par = paragraphs[p_idx]
-        is_here = u_idx == here
-        if is_here:
-            start, end = min(start, target.start), max(end, target.end)
-        start = max([start] + [m.end for m in par.mentions if m.start < start < m.end])
-        inside = [m for m in par.mentions if start <= m.start < end or (is_here and m.start == target.start)]
-        end = max([end] + [m.end for m in inside])
-        local = [Mention(m.start - start, m.end - start, m.text, m.bib_id) for m in inside]
-        local_target = None
-        if is_here:
-            local_target = next(loc for loc, m in zip(local, inside, strict=True) if m is target)
-        masked, _, _ = mask_markers(par.text[start:end], local, local_target, config)
-        texts.append(masked.strip())
-    return " ".join(t for t in texts if t)
+
+    def __init__(self, paragraphs: Sequence[Paragraph], config: ContextConfig) -> None:
+        self.paragraphs = paragraphs
+        self.config = config
+        self._masked: dict[int, _MaskedParagraph] = {}
+        self._stripped: dict[int, tuple[str, str]] = {}
+        self._indexes: dict[int, _MentionIndex] = {}
+        self._in_order: dict[int, bool] = {}
+        # each section's sentences in document order, as (paragraph index, span), and where each paragraph's begin
+        self.units: dict[int, list[tuple[int, tuple[int, int]]]] = {}
+        self.first_unit: list[int] = []
+        for p_idx, paragraph in enumerate(paragraphs):
+            units = self.units.setdefault(paragraph.section_index, [])
+            self.first_unit.append(len(units))
+            units.extend((p_idx, span) for span in paragraph.sentences or ((0, len(paragraph.text)),))
+
+    def masked(self, p_idx: int) -> _MaskedParagraph:
+        if p_idx not in self._masked:
+            self._masked[p_idx] = _MaskedParagraph.of(self.paragraphs[p_idx], self.config)
+        return self._masked[p_idx]
+
+    def sentence_of(self, p_idx: int, position: int) -> int:
+        sentences = self.paragraphs[p_idx].sentences
+        if p_idx not in self._in_order:
+            self._in_order[p_idx] = _in_order(sentences)
+        return _sentence_of(sentences, position, self._in_order[p_idx])
+
+    def index(self, p_idx: int) -> _MentionIndex:
+        if p_idx not in self._indexes:
+            self._indexes[p_idx] = _MentionIndex.of(self.paragraphs[p_idx])
+        return self._indexes[p_idx]
+
+    def _ends(self, p_idx: int) -> tuple[str, str]:
+        """The first and the last `char_window` characters of the masked paragraph, stripped: what it gives a
+        window it neighbours (a window never reads further into it)."""
+        if p_idx not in self._stripped:
+            whole = self.masked(p_idx).text.strip()
+            window = max(self.config.char_window, 0)
+            self._stripped[p_idx] = (whole[:window], whole[max(0, len(whole) - window) :] if window else "")
+        return self._stripped[p_idx]
+
+    def char_context(self, p_idx: int, m_idx: int) -> str:
+        """Up to `char_window` characters each side of " TARGETCIT " in the document's masked running text.
+
+        Counted on the text with single spaces and cut mid-word where the count ends, as ACL-200 is (see the module
+        docstring); paragraphs are joined by `paragraph_separator` and read only as far as the window needs.
+        """
+        sep, window = self.config.paragraph_separator, self.config.char_window
+        masked = self.masked(p_idx)
+        text = masked.text
+        # the paragraph's own text before the marker, both ends stripped (squeezed: one space at most each end)
+        first = 1 if text[:1] == " " else 0
+        stop = masked.other_start[m_idx]
+        stop -= 1 if stop and text[stop - 1] == " " else 0
+        left = text[max(first, stop - window) : stop] if window > 0 else ""
+        i = p_idx - 1
+        while len(left) < window and i >= 0:
+            part = self._ends(i)[1]
+            left = f"{part}{sep}{left}" if part and left else part or left
+            i -= 1
+        # and after it
+        begin = masked.other_end[m_idx]
+        begin += 1 if text[begin : begin + 1] == " " else 0
+        last = len(text) - (1 if text[-1:] == " " else 0)
+        right = text[begin : last if window < 0 else min(last, begin + window)]
+        j = p_idx + 1
+        while len(right) < window and j < len(self.paragraphs):
+            part = self._ends(j)[0]
+            right = f"{right}{sep}{part}" if part and right else right or part
+            j += 1
+        left = left[max(0, len(left) - window) :]
+        return f"{left} {self.config.target_token} {right[:window]}"
+
+    def sentence_context(self, p_idx: int, m_idx: int) -> str:
+        """The citing sentence with its neighbours from the same section, markers replaced.
+
+        A marker belongs to the sentence it starts in: a sentence's text runs to the end of its last marker and
+        starts after a marker begun in the sentence before. The citing sentence always holds the target, also
+        when the target starts between sentences or at a sentence's end (it is then stretched to cover it, and
+        the markers that start where the target does).
+        """
+        paragraph = self.paragraphs[p_idx]
+        target = paragraph.mentions[m_idx]
+        units = self.units[paragraph.section_index]
+        here = self.first_unit[p_idx] + max(self.sentence_of(p_idx, target.start), 0)
+        first = max(0, here - self.config.sentences_before)
+        texts = []
+        for u_idx, (q_idx, (start, end)) in enumerate(
+            units[first : here + self.config.sentences_after + 1], start=first
+        ):
+            par = self.paragraphs[q_idx]
+            index = self.index(q_idx)
+            starts = index.starts
+            is_here = u_idx == here
+            if is_here:
+                start, end = min(start, target.start), max(end, target.end)
+            before = bisect_left(starts, start) - 1  # the marker begun last before the sentence: it may run into it
+            if before >= 0 and index.sorted_mentions[before].end > start:
+                start = index.sorted_mentions[before].end
+            lo = bisect_left(starts, start)
+            hi = bisect_left(starts, end)
+            if is_here and target.start >= end:  # a target at the sentence's very end, with markers beside it
+                hi = bisect_right(starts, target.start)
+            inside = index.sorted_mentions[lo:hi]
+            if inside:
+                end = max(end, inside[-1].end)
+            local = [Mention(m.start - start, m.end - start, m.text, m.bib_id) for m in inside]
+            local_target = None
+            if is_here:
+                position = index.rank[m_idx] - lo
+                if not 0 <= position < len(local):
+                    raise ValueError(f"target {target!r} falls outside its own sentence {(start, end)}")
+                local_target = local[position]
+            masked, _, _ = mask_markers(par.text[start:end], local, local_target, self.config)
+            texts.append(masked.strip())
+        return " ".join(t for t in texts if t)
 
 
 def cut_contexts(
@@ -232,24 +398,31 @@ def cut_contexts(
 ) -> list[Context]:
     """Every context of `document`. `resolved` maps bib ids to database paper ids (None: unresolved).
 
-    Counts `mentions`, `mentions_linked` and one `dropped_<reason>` per mention that gives no context. A
-    mention overlapping another (see `non_overlapping_mentions`) is `dropped_overlapping_span` before it is
-    looked at further, so `mentions_linked` counts the kept mentions with a bib id; both views are cut from
-    paragraphs that carry only the kept mentions.
+    Counts `mentions`, `mentions_linked` and one `dropped_<reason>` per mention that gives no context. The
+    markers of a heading or nested in another marker (`UNCUT_KINDS`) are dropped first, and their paragraphs
+    left out of both views; a mention overlapping another (see `non_overlapping_mentions`) is
+    `dropped_overlapping_span` before it is looked at further, so `mentions_linked` counts the kept mentions
+    with a bib id; both views are cut from paragraphs that carry only the kept mentions.
     """
     bib_ids = {entry.bib_id for entry in document.bib_entries}
     per_pair: Counter[str] = Counter()
     contexts: list[Context] = []
     paragraphs: list[Paragraph] = []
     for paragraph in document.paragraphs:
+        if paragraph.kind in UNCUT_KINDS:
+            if paragraph.mentions:
+                count("mentions", len(paragraph.mentions))
+                count(UNCUT_KINDS[paragraph.kind], len(paragraph.mentions))
+            continue
         kept, dropped = non_overlapping_mentions(paragraph.mentions)
         if dropped:
             count("mentions", len(dropped))
             count("dropped_overlapping_span", len(dropped))
             paragraph = replace(paragraph, mentions=kept)
         paragraphs.append(paragraph)
+    cutter = _ContextCutter(paragraphs, config)
     for p_idx, paragraph in enumerate(paragraphs):
-        for mention in paragraph.mentions:
+        for m_idx, mention in enumerate(paragraph.mentions):
             count("mentions", 1)
             if mention.bib_id is None:
                 count("dropped_unlinked_mention", 1)
@@ -273,8 +446,8 @@ def cut_contexts(
                     citing_id=document.paper_id,
                     cited_id=cited,
                     bib_id=mention.bib_id,
-                    char_context=cut_char_window(paragraphs, p_idx, mention, config),
-                    sentence_context=cut_sentence_context(paragraphs, p_idx, mention, config),
+                    char_context=cutter.char_context(p_idx, m_idx),
+                    sentence_context=cutter.sentence_context(p_idx, m_idx),
                     section_heading=paragraph.section_heading,
                     marker=mention.text,
                     citing_date=document.date,

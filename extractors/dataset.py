@@ -470,6 +470,8 @@ FUNNEL_KEYS = (
 
 # Every reason a mention does not become a context; stats.json always lists each, zero or not.
 DROP_REASONS = (
+    "marker_in_heading",
+    "nested_marker",
     "overlapping_span",
     "unlinked_mention",
     "dangling_link",

@@ -91,7 +91,9 @@ class Paragraph:
     section_heading: str | None
     sentences: tuple[tuple[int, int], ...]
     mentions: tuple[Mention, ...]
-    kind: str = "body"  # abstract | body | caption | note | back
+    # abstract | body | caption | note | back; heading (a section heading holding markers) | marker (the markers
+    # nested inside one): both only counted and dropped, never context text
+    kind: str = "body"
 
 
 @dataclass(frozen=True)

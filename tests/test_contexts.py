@@ -1,13 +1,18 @@
-"""Context cutting on hand-made documents whose expected windows are computed by hand."""
+"""Context cutting on hand-made documents whose expected windows are computed by hand, and the markers that give no
+context (in a heading, nested in another marker) counted on the real TEI as XPath counts them."""
 
 from __future__ import annotations
 
 import datetime as dt
 
+from lxml import etree
+
 from extractors.contexts import ContextConfig, cut_contexts, mask_markers
+from extractors.documents.tei import parse_tei
 from tests.support.counters import counter_dict
 from tests.support.documents import document as _document
 from tests.support.documents import paragraph
+from tests.support.tei_markers import PLAIN, WITH_MARKERS, heading_markers, markers, nested_markers, with_uncut_markers
 
 BIBS = ("b0", "b1", "b2", "b3")  # a mention citing any other bib id dangles
 
@@ -84,3 +89,58 @@ def test_every_mention_is_a_context_or_a_counted_drop():
     }
     assert [c.context_id for c in contexts] == ["2001.00001_P2_0", "2001.00001_P2_1"]
     assert contexts[0].citing_date == dt.date(2020, 1, 5)
+
+
+# ------------------------------------------------------------------------------------------ uncut markers
+
+
+def test_a_marker_in_a_heading_and_a_nested_marker_are_counted_dropped_and_never_read():
+    resolved = {"b0": "P0", "b1": "P1", "b2": "P2", "b3": "P3"}
+    count, counts = counter_dict()
+    contexts = cut_contexts(parse_tei(WITH_MARKERS, "mem://markers.tei.xml"), resolved, count=count)
+    assert counts == {
+        "mentions": 5,  # [1], (Kim, 2019) and [2] in the text; Lee [2] in the heading; 2019 inside (Kim, 2019)
+        "mentions_linked": 3,
+        "dropped_marker_in_heading": 1,
+        "dropped_nested_marker": 1,
+    }
+    assert counts["mentions"] == len(contexts) + sum(v for k, v in counts.items() if k.startswith("dropped_"))
+    # by hand: the heading's text is in neither view, nor is the nested marker a marker of its own
+    kim = contexts[1]
+    assert (kim.cited_id, kim.marker, kim.section_heading) == ("P2", "(Kim, 2019)", "Following Lee [2]")
+    assert (
+        kim.char_context == "We build on prior work OTHERCIT. It scales. As in TARGETCIT we train. Then OTHERCIT helps."
+    )
+    assert kim.sentence_context == "As in TARGETCIT we train. Then OTHERCIT helps."
+    # and every context is what the same document without the two markers gives
+    plain_count, plain_counts = counter_dict()
+    assert contexts == cut_contexts(parse_tei(PLAIN, "mem://markers.tei.xml"), resolved, count=plain_count)
+    assert plain_counts == {"mentions": 3, "mentions_linked": 3}
+
+
+def test_the_uncut_markers_of_the_real_tei_are_counted_as_xpath_counts_them(shared):
+    """On every real TEI, and on each with markers put in its headings and inside its markers (same text): the
+    drop counters equal XPath's counts of markers in headings and nested markers, the balance holds, and the
+    contexts are those of the file as it is."""
+    files = sorted((shared / "grobid").glob("*/*.tei.xml"))
+    assert len(files) >= 37
+    seen = {"dropped_marker_in_heading": 0, "dropped_nested_marker": 0}
+    for path in files:
+        original = path.read_bytes()
+        document = parse_tei(original, str(path))
+        resolved = {entry.bib_id: f"P{k}" for k, entry in enumerate(document.bib_entries)}
+        want = cut_contexts(document, resolved)
+        for data in (original, with_uncut_markers(original)):
+            tree = etree.fromstring(data)
+            count, counts = counter_dict()
+            contexts = cut_contexts(parse_tei(data, str(path)), resolved, count=count)
+            assert counts.get("dropped_marker_in_heading", 0) == heading_markers(tree), path.name
+            assert counts.get("dropped_nested_marker", 0) == nested_markers(tree), path.name
+            assert counts["mentions"] == markers(tree), path.name
+            dropped = sum(v for k, v in counts.items() if k.startswith("dropped_"))
+            assert counts["mentions"] == len(contexts) + dropped, path.name
+            assert contexts == want, path.name
+            if data is not original:
+                for name in seen:
+                    seen[name] += counts.get(name, 0)
+    assert seen["dropped_marker_in_heading"] > 100 and seen["dropped_nested_marker"] > 500, seen

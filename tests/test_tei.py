@@ -9,6 +9,15 @@ from extractors.documents.files import parse_document
 from extractors.documents.tei import parse_tei
 from extractors.records import DeadLetter, ParsedDocument
 from tests.support.documents import SEGMENTED_TEI
+from tests.support.tei_markers import (
+    PLAIN,
+    WITH_MARKERS,
+    heading_markers,
+    marker_tei,
+    markers,
+    nested_markers,
+    with_uncut_markers,
+)
 
 NS = {"t": "http://www.tei-c.org/ns/1.0"}
 
@@ -89,11 +98,6 @@ def test_grobid_sentences_are_used_and_attribute_order_does_not_matter():
             b'<TEI xmlns="http://www.tei-c.org/ns/1.0"><teiHeader><fileDesc><titleStmt><title>T</title>'
             b"</titleStmt></fileDesc></teiHeader><text><body/></text></TEI>",
             "no_body",
-        ),
-        (
-            b'<TEI xmlns="http://www.tei-c.org/ns/1.0"><teiHeader><fileDesc><titleStmt><title/>'
-            b"</titleStmt></fileDesc></teiHeader><text><body><div><p>Text.</p></div></body></text></TEI>",
-            "no_title",
         ),
     ],
 )
@@ -196,3 +200,70 @@ def test_sections_and_headings_equal_an_ancestor_reading(shared):
         data = path.read_bytes()
         parsed = [(p.kind, p.section_heading, p.section_index) for p in parse_tei(data, str(path)).paragraphs]
         assert parsed == expected_sections(etree.fromstring(data)), path.name
+
+
+# ------------------------------------------------------------------------------------------ uncut markers
+
+
+def test_a_marker_in_a_heading_and_a_nested_marker_come_as_their_own_paragraphs():
+    document = parse_tei(WITH_MARKERS, "mem://markers.tei.xml")
+    shape = [(p.kind, p.section_index, p.section_heading, p.text) for p in document.paragraphs]
+    assert shape == [
+        ("body", 0, "Intro", "We build on prior work [1]. It scales."),
+        ("heading", 1, "Following Lee [2]", "Following Lee [2]"),
+        ("body", 1, "Following Lee [2]", "As in (Kim, 2019) we train. Then [2] helps."),
+        ("marker", 1, "Following Lee [2]", "(Kim, 2019)"),
+    ]
+    mentions = [[(m.start, m.end, m.text, m.bib_id) for m in p.mentions] for p in document.paragraphs]
+    assert mentions == [
+        [(23, 26, "[1]", "b0")],
+        [(10, 17, "Lee [2]", "b1")],
+        [(6, 17, "(Kim, 2019)", "b2"), (33, 36, "[2]", "b1")],
+        [(6, 10, "2019", "b3")],
+    ]
+    # the running text is what it is without the two markers
+    running = [p for p in document.paragraphs if p.kind == "body"]
+    assert running == list(parse_tei(PLAIN, "mem://markers.tei.xml").paragraphs)
+
+
+def test_markers_nested_thousands_deep_are_each_one_mention_of_the_outer_markers_paragraph():
+    depth = 3000
+    nested = '<ref type="bibr" target="#b2">' * depth + "[9]" + "</ref>" * depth
+    document = parse_tei(marker_tei("Method", nested), "mem://deep.tei.xml")
+    [marker] = [p for p in document.paragraphs if p.kind == "marker"]
+    assert marker.text == "[9]"
+    assert len(marker.mentions) == depth - 1
+    assert {(m.start, m.end, m.text) for m in marker.mentions} == {(0, 3, "[9]")}
+
+
+def test_a_heading_is_no_body():
+    data = (
+        b'<TEI xmlns="http://www.tei-c.org/ns/1.0"><teiHeader><fileDesc><titleStmt><title>T</title></titleStmt>'
+        b'</fileDesc></teiHeader><text><body><div><head>See <ref type="bibr">[1]</ref></head></div></body></text></TEI>'
+    )
+    letter = parse_document(data, "mem://heading-only.tei.xml", "tei")
+    assert isinstance(letter, DeadLetter) and letter.reason == "no_body"
+
+
+def test_every_marker_of_the_real_tei_is_a_mention_of_its_kind(shared):
+    """On the real TEI, and on each with markers put in its headings and inside its markers (same text): every
+    marker is a mention, those of headings in "heading" paragraphs, the nested ones in "marker" paragraphs, as
+    XPath counts them; the running paragraphs stay as they were."""
+    heading_total = nested_total = 0
+    for path in real_tei_files(shared):
+        original = path.read_bytes()
+        for data in (original, with_uncut_markers(original)):
+            document = parse_tei(data, str(path))
+            tree = etree.fromstring(data)
+            per_kind = {}
+            for p in document.paragraphs:
+                per_kind[p.kind] = per_kind.get(p.kind, 0) + len(p.mentions)
+            assert sum(per_kind.values()) == markers(tree), path.name
+            assert per_kind.get("heading", 0) == heading_markers(tree), path.name
+            assert per_kind.get("marker", 0) == nested_markers(tree), path.name
+            running = [p for p in document.paragraphs if p.kind not in ("heading", "marker")]
+            assert running == list(parse_tei(original, str(path)).paragraphs), path.name
+            if data is not original:
+                heading_total += per_kind.get("heading", 0)
+                nested_total += per_kind.get("marker", 0)
+    assert heading_total > 100 and nested_total > 500, (heading_total, nested_total)

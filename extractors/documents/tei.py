@@ -3,7 +3,11 @@
 Where the text lives:
 - paragraphs are the outermost `p`, `figDesc`, `note`, `item` and `cell` elements of the abstract
   (`teiHeader/profileDesc/abstract`), the body (`text/body`) and the back matter (`text/back`, outside
-  `listBibl`), in document order; every `ref[@type="bibr"]` of the document sits in one of them;
+  `listBibl`), in document order; every `ref[@type="bibr"]` of the document sits in one of them, or in one of
+  the two kinds of paragraph that carry markers no context is cut from (`extractors.contexts` counts and drops
+  them): a section `head` holding a marker is a paragraph of kind "heading" (its text, its markers), and a marker
+  nested inside another marker (which keeps the text of both) is a mention of a paragraph of kind "marker" whose
+  text is the outer marker's, right after the paragraph the outer marker is in;
 - a body or back `div` is a section (its `head` is the heading); the abstract, each figure and each
   footnote are sections of their own;
 - sentences are GROBID's `<s>` elements where the TEI has them (`segmentSentences=1`), else
@@ -56,6 +60,8 @@ _PERS_NAME, _FORENAME, _SURNAME, _AUTHOR = (
 _ANALYTIC, _MONOGR, _TITLE, _IMPRINT, _DATE = (
     f"{{{TEI_NS}}}{tag}" for tag in ("analytic", "monogr", "title", "imprint", "date")
 )
+# The kinds of paragraph that carry markers but no running text (see the module docstring).
+HEADING, MARKER = "heading", "marker"
 _CATEGORY_IN_IDNO = re.compile(r"\[([a-z\-]+(?:\.[A-Za-z\-]+)?)\]")
 
 
@@ -155,20 +161,32 @@ def parse_date(value: str | None) -> tuple[dt.date | None, int | None]:
 
 
 # Steps of `_TextBuilder.walk`'s stack: read an element's text and queue its children; handle one child;
-# append a child's tail; close an `<s>` sentence (then its tail).
-_OPEN, _CHILD, _TAIL, _CLOSE_SENTENCE = range(4)
+# append a child's tail; close an `<s>` sentence (then its tail); close a marker read inside another (then its tail).
+_OPEN, _CHILD, _TAIL, _CLOSE_SENTENCE, _CLOSE_MARKER = range(5)
+
+
+def _holds_marker(elem: etree._Element) -> bool:
+    """Whether a marker lies anywhere below `elem`."""
+    return any(ref.get("type") == "bibr" for ref in elem.iterdescendants(_REF))
 
 
 class _TextBuilder:
-    """Assembles a paragraph's text from an element tree, recording mention and `<s>` spans."""
+    """Assembles a paragraph's text from an element tree, recording mention and `<s>` spans.
 
-    __slots__ = ("parts", "length", "mentions", "sentences")
+    A marker is one mention with its whole text; a marker with markers inside is kept in `outer_markers`, whose
+    `marker_paragraphs` read each again in `inside_marker` mode, where every marker below it is a mention.
+    """
 
-    def __init__(self) -> None:
+    __slots__ = ("parts", "length", "mentions", "sentences", "outer_markers", "inside_marker", "spans")
+
+    def __init__(self, inside_marker: bool = False) -> None:
         self.parts: list[str] = []
         self.length = 0
         self.mentions: list[Mention] = []
         self.sentences: list[tuple[int, int]] = []
+        self.outer_markers: list[etree._Element] = []
+        self.inside_marker = inside_marker
+        self.spans: list[list] = []  # inside a marker: [start, end, bib id] of each marker below it, as met
 
     def _ends_with_space(self) -> bool:
         return not self.parts or self.parts[-1].endswith(" ")
@@ -212,14 +230,22 @@ class _TextBuilder:
                 if end > start:
                     self.sentences.append((start, end))
                 self.append(node.tail)
+            elif step == _CLOSE_MARKER:  # `start` is the marker's place in `spans`
+                self.spans[start][1] = self.length
+                self.append(node.tail)
             elif step == _OPEN:
                 self.append(node.text)
                 stack.extend((_CHILD, child, 0) for child in reversed(node))
             elif not isinstance(node.tag, str):  # comments, processing instructions
                 self.append(node.tail)
             elif node.tag == _REF and node.get("type") == "bibr":
-                self._add_mention(node)
-                self.append(node.tail)
+                if self.inside_marker:  # a nested marker: its span, and the markers inside it, read on
+                    self.spans.append([self.length, self.length, _bib_id(node)])
+                    stack.append((_CLOSE_MARKER, node, len(self.spans) - 1))
+                    stack.append((_OPEN, node, 0))
+                else:
+                    self._add_mention(node)
+                    self.append(node.tail)
             elif node.tag == _S:
                 if not self._ends_with_space():
                     self.append(" ")
@@ -235,8 +261,9 @@ class _TextBuilder:
         stripped = raw.strip()
         end = self.length - (len(raw) - len(raw.rstrip(" ")))
         start = end - len(stripped)
-        target = (ref.get("target") or "").strip()
-        bib_id = target[1:] if target.startswith("#") else (target or None)
+        bib_id = _bib_id(ref)
+        if len(ref) and _holds_marker(ref):
+            self.outer_markers.append(ref)
         if stripped:
             self.mentions.append(Mention(start=start, end=end, text=stripped, bib_id=bib_id))
         else:  # an empty marker still counts as a mention, at the position where it stood
@@ -245,20 +272,44 @@ class _TextBuilder:
     def paragraph(self, section_index: int, heading: str | None, kind: str) -> Paragraph | None:
         text = "".join(self.parts)
         stripped = text.rstrip(" ")
-        if not stripped and not self.mentions:
+        mentions = list(self.mentions)
+        for start, end, bib_id in self.spans:  # the markers read inside a marker, the spaces at their ends left out
+            raw = stripped[start:end]
+            marker = raw.strip(" ")
+            start = start + len(raw) - len(raw.lstrip(" ")) if marker else min(end, len(stripped))
+            mentions.append(Mention(start=start, end=start + len(marker), text=marker, bib_id=bib_id))
+        if not stripped and not mentions:
             return None
         length = len(stripped)
         sentences = tuple((a, min(b, length)) for a, b in self.sentences if a < length) if self.sentences else ()
         if not sentences:
-            sentences = split_sentences(stripped, [(m.start, m.end) for m in self.mentions])
+            sentences = split_sentences(stripped, [(m.start, m.end) for m in mentions])
         return Paragraph(
             text=stripped,
             section_index=section_index,
             section_heading=heading,
             sentences=sentences,
-            mentions=tuple(self.mentions),
+            mentions=tuple(mentions),
             kind=kind,
         )
+
+    def marker_paragraphs(self, section_index: int, heading: str | None) -> list[Paragraph]:
+        """A paragraph of kind "marker" for each marker with markers inside it: its text, and each marker below
+        it (at any depth) as a mention."""
+        paragraphs = []
+        for ref in self.outer_markers:
+            builder = _TextBuilder(inside_marker=True)
+            builder._walk_stack([(_OPEN, ref, 0)])
+            paragraph = builder.paragraph(section_index, heading, MARKER)
+            if paragraph is not None:
+                paragraphs.append(paragraph)
+        return paragraphs
+
+
+def _bib_id(ref: etree._Element) -> str | None:
+    """The bib id a marker links to: its `target` without the leading "#"; None without one."""
+    target = (ref.get("target") or "").strip()
+    return target[1:] if target.startswith("#") else (target or None)
 
 
 def _own_section(elem: etree._Element) -> str | None:
@@ -275,8 +326,9 @@ def _outermost_containers(
 ) -> list[tuple[etree._Element, etree._Element, str]]:
     """Paragraph-like elements under `root` with no paragraph-like ancestor below `root`, in order, each with the
     element that defines its section and the paragraph kind that implies: the innermost figure or footnote
-    around it (itself included), else its innermost `div`, else `root` ("body"). Sections are handed down the
-    walk, so no container looks up its ancestors."""
+    around it (itself included), else its innermost `div`, else `root` ("body"). A `head` holding a marker is
+    one too, read whole (it becomes a "heading" paragraph). Sections are handed down the walk, so no container
+    looks up its ancestors."""
     found: list[tuple[etree._Element, etree._Element, str]] = []
     # an explicit stack, not recursion: markup can nest thousands deep; each entry carries the innermost
     # figure or footnote above it (with its kind) and the innermost div
@@ -292,7 +344,7 @@ def _outermost_containers(
             kind = _own_section(child)
             if kind is not None:
                 special, special_kind = child, kind
-        if tag in _CONTAINERS:
+        if tag in _CONTAINERS or (tag == _HEAD and _holds_marker(child)):
             if special is not None:
                 found.append((child, special, special_kind))
             else:
@@ -320,9 +372,9 @@ _SKIPPED_AREAS = frozenset({_LIST_BIBL})
 
 def _paragraphs(tree: etree._Element) -> tuple[Paragraph, ...]:
     paragraphs: list[Paragraph] = []
-    # A section's number and heading, by order of first appearance. Keyed by the element itself, not id(): lxml
-    # makes element proxies on access and frees them, so an id() can be reused by another section's proxy; a
-    # dict key keeps the proxy (and its identity) alive. A section's kind follows from its element and area, so
+    # A section's number and heading, by order of its first paragraph (see below). Keyed by the element itself, not
+    # id(): lxml makes element proxies on access and frees them, so an id() can be reused by another section's proxy;
+    # a dict key keeps the proxy (and its identity) alive. A section's kind follows from its element and area, so
     # its heading is read once, not once per paragraph.
     sections: dict[etree._Element, tuple[int, str | None]] = {}
     areas: list[tuple[etree._Element, str]] = []
@@ -335,36 +387,49 @@ def _paragraphs(tree: etree._Element) -> tuple[Paragraph, ...]:
             area = text.find(_q(area_tag))
             if area is not None:
                 areas.append((area, kind))
-    for area, area_kind in areas:
-        for container, section, kind in _outermost_containers(area, skip=_SKIPPED_AREAS):
-            if kind == "body":
-                kind = area_kind
-            if section not in sections:
-                heading = _heading_of(section, kind) if section is not area else None
-                if kind == "abstract":
-                    heading = heading or "Abstract"
-                sections[section] = (len(sections), heading)
-            index, heading = sections[section]
-            if len(container):
-                builder = _TextBuilder()
-                builder.walk(container)
-                paragraph = builder.paragraph(index, heading, kind)
-            else:  # a childless container (most table cells): what the builder makes of its text alone
-                text = _clean(container.text)
-                paragraph = (
-                    Paragraph(
-                        text=text,
-                        section_index=index,
-                        section_heading=heading,
-                        sentences=split_sentences(text),
-                        mentions=(),
-                        kind=kind,
-                    )
-                    if text
-                    else None
+    found = [
+        (area, container, section, area_kind if kind == "body" else kind)
+        for area, area_kind in areas
+        for container, section, kind in _outermost_containers(area, skip=_SKIPPED_AREAS)
+    ]
+
+    def number(area: etree._Element, section: etree._Element, kind: str) -> None:
+        if section not in sections:
+            heading = _heading_of(section, kind) if section is not area else None
+            if kind == "abstract":
+                heading = heading or "Abstract"
+            sections[section] = (len(sections), heading)
+
+    # sections are numbered by their first paragraph of running text; one that only a heading has comes after all
+    for area, container, section, kind in found:
+        if container.tag != _HEAD:
+            number(area, section, kind)
+    for area, container, section, kind in found:
+        number(area, section, kind)
+        index, heading = sections[section]
+        if len(container):
+            builder = _TextBuilder()
+            builder.walk(container)
+            paragraph = builder.paragraph(index, heading, HEADING if container.tag == _HEAD else kind)
+            nested = builder.marker_paragraphs(index, heading)
+        else:  # a childless container (most table cells): what the builder makes of its text alone
+            text = _clean(container.text)
+            paragraph = (
+                Paragraph(
+                    text=text,
+                    section_index=index,
+                    section_heading=heading,
+                    sentences=split_sentences(text),
+                    mentions=(),
+                    kind=kind,
                 )
-            if paragraph is not None:
-                paragraphs.append(paragraph)
+                if text
+                else None
+            )
+            nested = []
+        if paragraph is not None:
+            paragraphs.append(paragraph)
+        paragraphs.extend(nested)
     return tuple(paragraphs)
 
 
@@ -569,17 +634,16 @@ def parse_tei(data: bytes, source: str) -> ParsedDocument:
     bib_entries = tuple(
         _bib_entry(struct, i) for i, struct in enumerate(root.iterfind(f".//{_q('listBibl')}/{_q('biblStruct')}"))
     )
-    body = [p for p in paragraphs if p.kind != "abstract"]
+    body = [p for p in paragraphs if p.kind not in ("abstract", HEADING, MARKER)]
     if not body:
         raise DocumentError("no_body", "the TEI has no paragraph outside the abstract")
     stem = PurePosixPath(source.split("#", 1)[0]).name
     for suffix in (".gz", ".xml", ".tei", ".grobid", ".pdf"):
         stem = stem.removesuffix(suffix)
+    # A TEI without a title goes on: its header's or its file name's identifiers (an arXiv id, a DOI, an ACL
+    # Anthology id, a database record's paper id) may find its title in the database; the merge dead-letters it
+    # `no_title` when none does.
     paper_id, arxiv_id, doi = document_ids(arxiv_id=arxiv_id, doi=doi, s2_paper_id=None, stem=stem)
-    if title is None and arxiv_id is None and doi is None:
-        raise DocumentError(
-            "no_title", "no title, and no arXiv id or DOI in the header or the file name to find one in the database"
-        )
     return ParsedDocument(
         paper_id=paper_id,
         source=source,

@@ -10,5 +10,7 @@ and `extractors.shared_data`.
 - `runs`: a paper database written by a test, an arsyta run on it, and the tables read back;
 - `example_corpus`: what `examples/corpus/expected.json` says a run on the example corpus writes;
 - `matching`: the in-memory matcher's answers, and the Beam join checked against them;
-- `tiny_bert`: a tiny BERT and word-piece vocabulary trained on the spot, for the trainer tests.
+- `tiny_bert`: a tiny BERT and word-piece vocabulary trained on the spot, for the trainer tests;
+- `contexts_reference`: the context cutter as it was before it was made linear, the reference the new one must equal;
+- `tei_markers`: real TEI given markers in their headings and inside their markers, their text unchanged.
 """
