@@ -321,12 +321,14 @@ _KEEP_WORDS = bytes(c if chr(c) in "0123456789abcdefghijklmnopqrstuvwxyz\x00" el
 
 def _folded_alone(character: str) -> str:
     folded = normalize_title(character)
-    return folded or ("" if unicodedata.combining(character) else " ")
+    vanishes = unicodedata.combining(character) or unicodedata.category(character) == "Cf"
+    return folded or ("" if vanishes else " ")
 
 
 _FOLD_LATIN = {c: _folded_alone(chr(c)) for c in [*range(0x80, 0x250), *range(0x300, 0x370), *range(0x2010, 0x2040)]}
 """What `normalize_title` makes of each Latin letter with a diacritic, combining mark, dash and quote, alone
-(a combining mark vanishes, other punctuation is a space): per character, as NFKD and the folding are."""
+(a combining mark or a format character such as the soft hyphen vanishes, other punctuation is a space): per
+character, as NFKD and the folding are."""
 
 
 def normalize_pieces(pieces: Sequence[str]) -> list[str]:

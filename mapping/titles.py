@@ -2,13 +2,17 @@
 
 Real citation strings carry case and accent differences, LaTeX remnants (`{\\"o}`, `$\\alpha$`,
 `\\emph{...}`), dashes and quotes of every kind, and tails such as "arXiv preprint arXiv:1810.04805".
-All of that is folded away so that two spellings of one title compare equal or nearly so.
+All of that is folded away so that two spellings of one title compare equal or nearly so. Invisible format
+characters (Unicode category Cf: the soft hyphen a PDF keeps at a hyphenation point, zero-width spaces and
+joiners, the word joiner, a stray byte-order mark) are removed first, so that "Glo\\u00adVe" is "GloVe" and
+not two words.
 """
 
 from __future__ import annotations
 
 import re
 import unicodedata
+from functools import lru_cache
 
 _LATEX_ACCENT = re.compile(r"\\[`'^\"~=.uvHtcdbrk]\s*\{?\s*([A-Za-z])\s*\}?")
 _LATEX_COMMAND_WITH_ARG = re.compile(
@@ -41,6 +45,32 @@ _ASCII_WORDS = bytes(c if chr(c) in "0123456789abcdefghijklmnopqrstuvwxyz" else 
 """A `bytes.translate` table for lower-cased ASCII: letters and digits kept, everything else a space."""
 
 
+_FORMAT_PLANES = (range(0x20000), range(0xE0000, 0xE1000))
+"""Where Unicode puts format characters: the Basic and Supplementary Multilingual Planes and plane 14 (tags);
+the other planes hold ideographs, private use and nothing (a test checks the whole range)."""
+
+
+@lru_cache(maxsize=1)
+def _format_characters() -> re.Pattern[str]:
+    """Every character of Unicode category Cf (format: U+00AD soft hyphen, U+200B-U+200D zero-width space,
+    non-joiner and joiner, U+2060 word joiner, U+FEFF byte-order mark, bidirectional marks, ...) in this
+    Python's Unicode database, as one character class of ranges; built once, when first needed."""
+    codes = [c for plane in _FORMAT_PLANES for c in plane if unicodedata.category(chr(c)) == "Cf"]
+    runs: list[list[int]] = []
+    for code in codes:
+        if runs and code == runs[-1][1] + 1:
+            runs[-1][1] = code
+        else:
+            runs.append([code, code])
+    return re.compile("[" + "".join(f"{re.escape(chr(a))}-{re.escape(chr(b))}" for a, b in runs) + "]")
+
+
+def without_format_characters(text: str) -> str:
+    """`text` without its invisible format characters (category Cf), which split or hide words but are never
+    part of one."""
+    return text if text.isascii() else _format_characters().sub("", text)
+
+
 def _unlatex_unaccent(title: str) -> str:
     """LaTeX accents and commands, then Unicode accents, folded to plain letters (the slow part, skipped
     for plain ASCII titles; each step runs only when its input can change)."""
@@ -66,6 +96,7 @@ def normalize_title(title: str | None) -> str:
     """
     if not title:
         return ""
+    title = without_format_characters(title)  # before anything else reads the words they split
     if not title.isascii() or "\\" in title or "$" in title or "{" in title or "}" in title:  # _LATEX_SIGNS
         title = _unlatex_unaccent(title)
         if not title.isascii():

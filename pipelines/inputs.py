@@ -339,7 +339,7 @@ class ReadRecordsFn(TallyingFn):
 
     def _parse(self, data: bytes, source: str, tally: Tallies):
         if self.kind == "metadata":
-            return parse_metadata_line(data, source)
+            return parse_metadata_line(data, source, tally)
         return parse_document(data, source, self.kind, tally)
 
     @property

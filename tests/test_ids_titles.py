@@ -1,3 +1,9 @@
+import sys
+import unicodedata
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from extractors.documents.ids import identifier_keys, normalize_arxiv_id, normalize_doi, paper_id_for
 from mapping.titles import normalize_title
 
@@ -91,3 +97,53 @@ def test_the_ascii_path_equals_the_regular_expressions():
             for _ in range(rng.randint(0, 40))
         )
         assert normalize_title(title) == _fold_tails_case_punctuation(_unlatex_unaccent(title)), repr(title)
+
+
+# Invisible format characters (Unicode category Cf) that real titles carry: PDF text keeps soft hyphens at
+# hyphenation points, web pages zero-width spaces and joiners, a concatenated file a byte-order mark.
+SOFT_HYPHEN, ZERO_WIDTH = "\u00ad", ("\u200b", "\u200c", "\u200d", "\u2060", "\ufeff")
+FORMAT_CHARACTERS = sorted(chr(c) for c in range(sys.maxunicode + 1) if unicodedata.category(chr(c)) == "Cf")
+
+
+def test_format_characters_inside_words_do_not_split_them():
+    assert normalize_title("Glo\u00adVe: Global Vectors for Word Repre\u00adsen\u00adta\u00adtion") == (
+        "glove global vectors for word representation"
+    )
+    assert normalize_title("Glo\u00adVe") == normalize_title("GloVe") == "glove"
+    assert normalize_title("\ufeffTrans\u200bformer\u200c-XL: At\u200dten\u2060tive") == "transformer xl attentive"
+    # removed before anything else: a tail word or a LaTeX command with one inside is still recognised
+    assert normalize_title("Attention is all you need. ar\u00adXiv pre\u200bprint arXiv:1706.03762") == (
+        "attention is all you need"
+    )
+    assert normalize_title('Sch{\\"o}\u00adn \\em\u200bph{Nets}') == "schon nets"
+    assert normalize_title("\u00ad\u200b") == ""
+
+
+def test_the_format_character_class_is_exactly_unicode_category_cf():
+    """Built from three planes only; compared with every code point's category."""
+    from mapping.titles import _format_characters
+
+    pattern = _format_characters()
+    found = [chr(c) for c in range(sys.maxunicode + 1) if pattern.fullmatch(chr(c))]
+    assert found == FORMAT_CHARACTERS
+    assert {SOFT_HYPHEN, *ZERO_WIDTH} <= set(found)
+
+
+_TITLE_PIECES = st.sampled_from(
+    ["GloVe", "Deep", "résumé", "Über", "ﬁne", "arXiv", "preprint", "In", "Proceedings", "of", "CoRR", "abs/1",
+     "\\'e", '{\\"o}', "\\emph{x}", "$\\alpha$", "{", "}", " ", ". ", ", ", ": ", "-", "—", "“", "2019", "x"]
+)  # fmt: skip
+
+
+@given(
+    pieces=st.lists(_TITLE_PIECES, max_size=12),
+    inserted=st.lists(st.tuples(st.integers(min_value=0), st.sampled_from(FORMAT_CHARACTERS)), max_size=6),
+)
+@settings(max_examples=300, deadline=None)
+def test_inserting_format_characters_anywhere_never_changes_the_normalised_title(pieces, inserted):
+    title = "".join(pieces)
+    marked = title
+    for position, character in inserted:
+        at = position % (len(marked) + 1)
+        marked = marked[:at] + character + marked[at:]
+    assert normalize_title(marked) == normalize_title(title), repr(marked)

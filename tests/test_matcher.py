@@ -23,6 +23,7 @@ from mapping.matcher import (
     signatures_and_keys,
 )
 from mapping.minhash import Banding, band_keys, minhash_signatures, symbol_counts
+from mapping.raw_strings import normalize_pieces
 from tests.support.counters import counter_dict
 
 PAPERS = [
@@ -68,6 +69,28 @@ def test_title_match_tolerates_citation_noise_but_not_a_different_paper():
     longer = m.resolve(BibEntry("b2", title="Local Citation Recommendation with Hierarchical-Attention Networks"))
     assert longer.paper_id == "2001.00002"
     assert m.resolve(BibEntry("b3", title="A completely unrelated title about bees")).paper_id is None
+
+
+GLOVE = Paper("glove", "GloVe: Global Vectors for Word Representation", year=2014, authors=("Jeffrey Pennington",))
+
+
+def test_a_title_with_soft_hyphens_and_zero_width_characters_resolves_to_its_paper():
+    """PDF text keeps a soft hyphen at every hyphenation point; read as word breaks they would push the title
+    under the LCS threshold (44 of 51 characters)."""
+    m = InMemoryMatcher([*PAPERS, GLOVE])
+    hyphenated = "Glo\u00adVe: Glo\u00adbal Vec\u00adtors for Word Re\u00adpre\u00adsen\u00adta\u00adtion"
+    r = m.resolve(BibEntry("b0", title=hyphenated, year=2014))
+    assert (r.paper_id, r.method, r.score) == ("glove", "title", 1.0)
+    r = m.resolve(BibEntry("b1", title="\ufeffGlo\u200bVe: Global Vec\u200ctors for Word Rep\u2060resentation"))
+    assert (r.paper_id, r.score) == ("glove", 1.0)
+    # the raw-string path (no parsed title) folds them the same way
+    raw = f"Jeffrey Pennington, Richard Socher, and Christopher Manning. 2014. {hyphenated}. In EMNLP."
+    r = m.resolve(BibEntry("b2", raw=raw))
+    assert (r.paper_id, r.method) == ("glove", "raw_title")
+    assert normalize_pieces([hyphenated, "Trans\u00adformer\u202a"]) == [
+        "glove global vectors for word representation",
+        "transformer",
+    ]
 
 
 def test_ties_between_papers_are_ambiguous_unless_the_year_decides():

@@ -397,6 +397,47 @@ def test_tei_reader_on_truncated_and_random_bytes(data):
     assert_parse_result(parse_document(head + data.draw(st.binary(max_size=200)), "random.tei.xml", "tei"))
 
 
+def _cite_spans(record: Any) -> list[dict]:
+    """Every cite span of an S2ORC record, read straight from the JSON (its abstract, body and back matter)."""
+    parse = record.get("grobid_parse") or record.get("pdf_parse") or record
+    blocks = [*(parse.get("body_text") or []), *(parse.get("back_matter") or record.get("back_matter") or [])]
+    if isinstance(parse.get("abstract"), list):
+        blocks += parse["abstract"]
+    return [span for block in blocks for span in block.get("cite_spans") or []]
+
+
+NOT_FINITE = st.sampled_from([float("nan"), float("inf"), float("-inf")])
+
+
+@PROPERTY
+@given(data=st.data())
+def test_years_and_cite_offsets_not_finite_drop_only_themselves(data):
+    """A real record with some cite offsets and years made NaN or infinite still parses; every cite span is a
+    mention or a counted drop, the spans made not finite under their own counter, each year under its path."""
+    name, record = data.draw(st.sampled_from(_s2orc_files()))
+    record = copy.deepcopy(record)
+    spans = _cite_spans(record)
+    chosen = data.draw(st.sets(st.integers(0, len(spans) - 1), max_size=5)) if spans else set()
+    for i in chosen:
+        for end in data.draw(st.sampled_from([("start",), ("end",), ("start", "end")])):
+            spans[i][end] = data.draw(NOT_FINITE)
+    years = {"year": record, "metadata.year": record.get("metadata")}
+    years = {path: holder for path, holder in years.items() if isinstance(holder, dict) and "year" in holder}
+    dropped_years = data.draw(st.sets(st.sampled_from(sorted(years)))) if years else set()
+    for path in dropped_years:
+        years[path]["year"] = data.draw(NOT_FINITE)
+    counts: dict[str, int] = {}
+    result = parse_document(dumps(record), name, "s2orc", lambda n, k=1: counts.update({n: counts.get(n, 0) + k}))
+    assert isinstance(result, ParsedDocument), result
+    assert_typed_document(result)
+    mentions = sum(len(p.mentions) for p in result.paragraphs)
+    assert counts.get("cite_spans_dropped:offset_not_finite", 0) == len(chosen)
+    assert mentions + counts.get("cite_spans_dropped:out_of_range", 0) + len(chosen) == len(spans)
+    assert {n for n in counts if n.startswith("field_dropped:")} == {
+        f"field_dropped:{p}_not_finite" for p in dropped_years
+    }
+
+
 # ------------------------------------------------------------------------------------------------ metadata
 
 

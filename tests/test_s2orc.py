@@ -7,6 +7,7 @@ import json
 from extractors.documents.files import parse_document
 from extractors.documents.s2orc import parse_s2orc_record
 from extractors.records import DeadLetter, ParsedDocument
+from tests.support.counters import counter_dict
 
 
 def real_s2orc_files(shared):
@@ -144,3 +145,91 @@ def test_a_json_file_that_holds_json_lines_gives_one_document_per_line(shared):
     ]
     results = list(parse_document_file(b"\n".join(lines) + b"\n", "two.json", "s2orc"))
     assert [(r.source, r.paper_id) for r in results] == [("two.json:1", "18980380"), ("two.json:2", "94551546")]
+
+
+def test_a_real_document_with_a_year_or_cite_offsets_not_finite_keeps_everything_else(shared):
+    """Python's json reads NaN and Infinity: the field is dropped and counted, the document kept."""
+    path = shared / "s2orc/s2orc-doc2json/20190928/10002293.json"
+    record = json.loads(path.read_text())
+    assert record["metadata"]["year"] == "2017"
+    whole = parse_s2orc_record(record, "a", "a")
+    blocks = record["grobid_parse"]["body_text"]
+    with_spans = [b for b in blocks if b["cite_spans"]]
+    first, second = with_spans[0]["cite_spans"][0], with_spans[-1]["cite_spans"][-1]
+    gone = {(with_spans[0]["text"], first["start"]), (with_spans[-1]["text"], second["start"])}
+    record["metadata"]["year"] = float("nan")
+    first["start"], second["end"] = float("nan"), float("inf")
+    data = json.dumps(record).encode()
+    assert b'"year": NaN' in data and b'"end": Infinity' in data
+    count, counts = counter_dict()
+    parsed = parse_document(data, str(path), "s2orc", count)
+    assert isinstance(parsed, ParsedDocument), parsed
+    assert counts == {"field_dropped:metadata.year_not_finite": 1, "cite_spans_dropped:offset_not_finite": 2}
+    assert parsed.year is None and parsed.paper_id == whole.paper_id and parsed.bib_entries == whole.bib_entries
+    assert [p.text for p in parsed.paragraphs] == [p.text for p in whole.paragraphs]
+    kept = [(p.text, m.start) for p in whole.paragraphs for m in p.mentions if (p.text, m.start) not in gone]
+    assert len(kept) == independent_counts(json.loads(path.read_text()))[1] - 2
+    assert [(p.text, m.start) for p in parsed.paragraphs for m in p.mentions] == kept
+
+
+def test_a_repeated_key_in_a_real_document_keeps_the_last_value_and_says_so(shared):
+    path = shared / "s2orc/s2orc-doc2json/20200705/18980380.json"
+    text = path.read_text().rstrip()
+    assert text.endswith("}")
+    repeated = text[:-1] + ', "paper_id": "18980381", "_pdf_hash": null}'
+    count, counts = counter_dict()
+    assert parse_document(repeated.encode(), str(path), "s2orc", count).paper_id == "18980381"  # the last value
+    assert counts == {"json_duplicate_key:paper_id": 1, "json_duplicate_key:_pdf_hash": 1}
+    count, counts = counter_dict()
+    assert parse_document(text.encode(), str(path), "s2orc", count).paper_id == "18980380"
+    assert counts == {}
+
+
+def doc2json_copies(shared, tmp_path):
+    """Two real s2orc-doc2json outputs named as doc2json names ACL 2020 papers: `paper_id` "2020" in both (the
+    first is doc2json's own output for 2020.acl-main.207.pdf; the second N18-3011's, renamed)."""
+    source = shared / "grobid/s2orc-doc2json"
+    acl = json.loads((source / "2020.acl-main.207.json").read_text())
+    assert acl["paper_id"] == "2020"
+    other = json.loads((source / "N18-3011.json").read_text())
+    other["paper_id"] = "2020"
+    paths = [tmp_path / "2020.acl-main.207.json", tmp_path / "2020.acl-demos.12.json"]
+    for path, record in zip(paths, (acl, other), strict=True):
+        path.write_text(json.dumps(record))
+    return paths
+
+
+def test_a_doc2json_paper_id_that_is_a_year_gives_way_to_the_file_stem(shared, tmp_path):
+    documents = [parse_document(p.read_bytes(), str(p), "s2orc") for p in doc2json_copies(shared, tmp_path)]
+    assert [(d.source_format, d.paper_id, d.s2_paper_id) for d in documents] == [
+        ("s2orc-doc2json", "2020.acl-main.207", None),
+        ("s2orc-doc2json", "2020.acl-demos.12", None),
+    ]
+    record = json.loads((shared / "grobid/s2orc-doc2json/2020.acl-main.207.json").read_text())
+    # the head of an arXiv id cut at its dot: the stem names the paper, and is its arXiv id
+    arxiv = parse_s2orc_record({**record, "paper_id": "2101"}, "2101.00001.json", "2101.00001")
+    assert (arxiv.paper_id, arxiv.arxiv_id, arxiv.s2_paper_id) == ("2101.00001", "2101.00001", None)
+    # a year under any other file name is no identifier either
+    assert parse_s2orc_record(record, "x/paper-17.json", "paper-17").paper_id == "paper-17"
+    # a doc2json paper_id that names the paper stays; so does a real S2ORC paper_id
+    named = parse_document((shared / "grobid/s2orc-doc2json/N18-3011.json").read_bytes(), "N18-3011.json", "s2orc")
+    assert named.paper_id == "N18-3011"
+    for release in ("20200705/18980380.json", "20210101/24e6b80e338a4e543de6b49cada07156c9149d22.json"):
+        path = shared / "s2orc/s2orc-doc2json" / release
+        parsed = parse_document(path.read_bytes(), "renamed.json", "s2orc")
+        assert parsed.s2_paper_id == json.loads(path.read_text())["paper_id"] == path.stem
+        assert parsed.paper_id in (path.stem, f"doi:{parsed.doi}")
+
+
+def test_s2ag_spans_with_offsets_not_finite_are_dropped_and_counted():
+    text = "Intro. As shown in [1], it works."
+    spans = {
+        "paragraph": json.dumps([{"start": 7, "end": len(text)}]),
+        "bibref": '[{"start": NaN, "end": 22}, {"start": 19, "end": Infinity}, {"start": -Infinity, "end": 22},'
+        ' {"start": 19, "end": 22, "attributes": {"ref_id": "b9", "ref_id": "b0"}}]',
+    }
+    record = {"corpusid": 5, "externalids": {}, "content": {"source": {}, "text": text, "annotations": spans}}
+    count, counts = counter_dict()
+    parsed = parse_s2orc_record(record, "s.jsonl:1", "s", count)
+    assert [(m.text, m.bib_id) for p in parsed.paragraphs for m in p.mentions] == [("[1]", "b0")]
+    assert counts == {"s2ag_span_malformed": 3, "json_duplicate_key:(nested)": 1}

@@ -5,8 +5,12 @@ CitationR example from `pipelines.citationr`, a tiny local BERT."""
 
 from __future__ import annotations
 
+import ast
+import datetime as dt
 import json
 import random
+from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -15,7 +19,13 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
 from tests.support.trainer_data import reranker_example  # noqa: E402
-from trainers.checkpoints import Checkpointer, capture_rng, restore_rng  # noqa: E402
+from trainers.checkpoints import (  # noqa: E402
+    Checkpointer,
+    UnsafeCheckpointError,
+    capture_rng,
+    load_checkpoint,
+    restore_rng,
+)
 
 CPU = ["--device", "cpu", "--no_progress"]
 
@@ -56,6 +66,126 @@ def test_random_generators_are_put_back_exactly():
     first = (random.random(), np.random.rand(), torch.rand(1).item(), local.random(), generator.random())
     restore_rng(state, local=local, generator=generator)
     assert (random.random(), np.random.rand(), torch.rand(1).item(), local.random(), generator.random()) == first
+
+
+# ------------------------------------------------------------------------------------ loading is weights-only
+
+
+class WritesAMarker:
+    """Unpickled, it would create `marker` (what a malicious checkpoint does with os.system, here harmless)."""
+
+    def __init__(self, marker: Path) -> None:
+        self.marker = marker
+
+    def __reduce__(self):
+        return (open, (str(self.marker), "w"))
+
+
+@dataclass(frozen=True)
+class Query:
+    query_id: str
+    date: dt.date | None = None
+
+
+def hostile_checkpoint(path: Path, marker: Path) -> Path:
+    """A checkpoint that looks like a trainer's (model and optimizer state) with one object that runs code."""
+    model = torch.nn.Linear(2, 1)
+    state = {"model": model.state_dict(), "optimizer": torch.optim.SGD(model.parameters(), lr=0.1).state_dict()}
+    torch.save({**state, "step": 3, "sampler": [WritesAMarker(marker)]}, path)
+    return path
+
+
+def test_a_checkpoint_that_would_run_code_is_refused_without_running_it(tmp_path):
+    marker = tmp_path / "ran"
+    path = hostile_checkpoint(tmp_path / "last.pt", marker)
+    with pytest.raises(UnsafeCheckpointError, match="GLOBAL io.open was not an allowed global"):
+        Checkpointer(path).load()
+    with pytest.raises(UnsafeCheckpointError):
+        load_checkpoint(path, types=(Query, dt.date))  # the types a trainer allows do not include it either
+    assert not marker.exists()
+    # the same file loaded as the trainers used to load it does run the code: the refusal is what protects
+    torch.load(path, weights_only=False)
+    assert marker.exists()
+
+
+def test_saved_model_files_are_refused_alike(tmp_path):
+    """The loaders of finished models (Citeomatic, HAtten's mined rankings) read weights-only too."""
+    from trainers.citeomatic import load_citeomatic
+    from trainers.hatten_training import MinedRankings
+
+    marker = tmp_path / "ran"
+    hostile_checkpoint(tmp_path / "citeomatic.pt", marker)
+    with pytest.raises(UnsafeCheckpointError):
+        load_citeomatic(tmp_path, torch.device("cpu"))
+    with pytest.raises(UnsafeCheckpointError):
+        MinedRankings.load(hostile_checkpoint(tmp_path / "mined-00000001.pt", marker))
+    assert not marker.exists()
+
+
+def test_every_torch_load_in_the_trainers_is_the_weights_only_loader():
+    """No trainer calls torch.load itself: `load_checkpoint` is the one place, and it passes weights_only=True."""
+    trainers = Path(__file__).resolve().parents[1] / "trainers"
+    calls = []
+    for source in sorted(trainers.glob("*.py")):
+        for node in ast.walk(ast.parse(source.read_text())):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "load":
+                if isinstance(node.func.value, ast.Name) and node.func.value.id == "torch":
+                    keywords = {k.arg: ast.literal_eval(k.value) for k in node.keywords if k.arg == "weights_only"}
+                    calls.append((source.name, keywords))
+    assert calls == [("checkpoints.py", {"weights_only": True})]
+
+
+def test_model_optimizer_generators_and_records_round_trip_and_training_continues_identically(tmp_path):
+    """Weights, an Adam state, every generator (numpy's legacy state is an array), numpy arrays and a trainer's
+    own records, loaded weights-only: the resumed run takes the uninterrupted run's steps."""
+    data_rng = np.random.default_rng(3)
+    inputs, targets = torch.tensor(data_rng.normal(size=(40, 4)), dtype=torch.float32), torch.randn(40, 1)
+
+    def run(steps: range, model, optimizer, sampler) -> None:
+        for _ in steps:
+            rows = torch.as_tensor(sampler.choice(40, size=8, replace=False))
+            noise = torch.rand(1).item() * 1e-3 + random.random() * 1e-3 + np.random.rand() * 1e-3
+            loss = ((model(inputs[rows]) - targets[rows]) ** 2).mean() + noise
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+
+    def fresh():
+        torch.manual_seed(0), random.seed(0), np.random.seed(0)
+        model = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.ReLU(), torch.nn.Linear(8, 1))
+        return model, torch.optim.Adam(model.parameters(), lr=0.05), np.random.default_rng(7)
+
+    model, optimizer, sampler = fresh()
+    run(range(10), model, optimizer, sampler)
+    whole = {k: v.clone() for k, v in model.state_dict().items()}
+
+    model, optimizer, sampler = fresh()
+    run(range(6), model, optimizer, sampler)
+    checkpoints = Checkpointer(tmp_path / "last.pt", types=(Query, dt.date))
+    queries = [Query("q1", dt.date(2020, 5, 1)), Query("q2")]
+    checkpoints.write(
+        {
+            "model": model.state_dict(),
+            "optimizer": optimizer.state_dict(),
+            "step": 6,
+            "order": np.arange(5, dtype=np.int64),
+            "scores": np.array([0.5, 0.25], dtype=np.float32),
+            "pending": queries,
+            "best": (np.float64(0.75), 4),
+            "rng": capture_rng(sampler=sampler),
+        }
+    )
+    model, optimizer, sampler = fresh()  # a new process: everything from the checkpoint
+    state = checkpoints.load()
+    model.load_state_dict(state["model"])
+    optimizer.load_state_dict(state["optimizer"])
+    restore_rng(state["rng"], sampler=sampler)
+    assert state["pending"] == queries and state["best"] == (0.75, 4)
+    assert state["order"].tolist() == [0, 1, 2, 3, 4] and state["scores"].dtype == np.float32
+    run(range(state["step"], 10), model, optimizer, sampler)
+    state_dicts_equal(whole, model.state_dict())
+    with pytest.raises(UnsafeCheckpointError, match="Query"):  # a record type only loads where it is named
+        Checkpointer(tmp_path / "last.pt").load()
 
 
 # ------------------------------------------------------------------------------------- every trainer, end to end
@@ -103,7 +233,7 @@ def test_a_reranker_stopped_and_resumed_ends_as_an_uninterrupted_one(example, mo
     cut = example / f"{module}-cut"
     stopped = trainer.main([*common, "--output", str(cut)])
     assert stopped["stopped"] and stopped["steps"] == 7
-    assert torch.load(cut / "last" / "state.pt", weights_only=False)["step"] == 7
+    assert load_checkpoint(cut / "last" / "state.pt")["step"] == 7
     monkeypatch.undo()
     resumed = trainer.main([*common, "--output", str(cut)])
     assert not resumed["stopped"] and resumed["steps"] == 12
@@ -111,8 +241,8 @@ def test_a_reranker_stopped_and_resumed_ends_as_an_uninterrupted_one(example, mo
     assert [r["step"] for r in whole["history"]] == [5, 10, 12]
     state_dicts_equal(safetensors(example / f"{module}-whole" / "last"), safetensors(cut / "last"))
     head = "head.pt" if module == "rerank" else "symtax.pt"
-    a = torch.load(example / f"{module}-whole" / "last" / head, weights_only=False)
-    b = torch.load(cut / "last" / head, weights_only=False)
+    a = load_checkpoint(example / f"{module}-whole" / "last" / head)
+    b = load_checkpoint(cut / "last" / head)
     state_dicts_equal(a if module == "rerank" else a["state"], b if module == "rerank" else b["state"])
     fresh = trainer.main([*common, "--output", str(cut), "--no_resume", "--max_steps", "3"])
     assert fresh["steps"] == 3  # --no_resume starts afresh
@@ -161,6 +291,7 @@ def test_sbert_fine_tuning_stopped_and_resumed_ends_as_an_uninterrupted_one(exam
 @pytest.mark.parametrize("call", [20, 83])  # NNSelect's second epoch (NN negatives in use); NNRank's second epoch
 def test_citeomatic_stopped_and_resumed_ends_as_an_uninterrupted_one(example, monkeypatch, call):
     from trainers import citeomatic
+    from trainers.citeomatic import PaperQuery
 
     # with the author feature, whose embedder is part of NNRank's state (the vocabulary is refitted on resume)
     common = ["train", "--dataset", str(example / "data"), "--preset", "smoke", "--use_authors", *CPU]
@@ -171,14 +302,14 @@ def test_citeomatic_stopped_and_resumed_ends_as_an_uninterrupted_one(example, mo
     stop_at_call(monkeypatch, call)  # 16 steps an epoch, 4 epochs per network at --preset smoke
     assert citeomatic.main([*common, "--output", str(cut)])["stopped"]
     assert not (cut / "citeomatic.pt").exists()
-    phase = torch.load(cut / "last.pt", weights_only=False)["phase"]
+    phase = load_checkpoint(cut / "last.pt", types=(PaperQuery, dt.date))["phase"]
     assert phase == ("nnselect" if call <= 64 else "nnrank")
     monkeypatch.undo()
     resumed = citeomatic.main([*common, "--output", str(cut)])
     expected = json.loads((whole / "train_summary.json").read_text())
     for network in ("nnselect_history", "nnrank_history"):
         assert without_seconds(resumed[network]) == without_seconds(expected[network])
-    a, b = (torch.load(d / "citeomatic.pt", weights_only=False) for d in (whole, cut))
+    a, b = (load_checkpoint(d / "citeomatic.pt") for d in (whole, cut))
     state_dicts_equal(a["nnselect"], b["nnselect"])
     state_dicts_equal(a["nnrank"], b["nnrank"])
     assert "author_embedder.direction.weight" in b["nnrank"]

@@ -9,6 +9,8 @@ import json
 
 import pyarrow as pa
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from extractors.documents import fields
 from extractors.documents.files import parse_document, parse_metadata_line
@@ -17,6 +19,7 @@ from extractors.records import DeadLetter, Paper, ParsedDocument
 from extractors.reviews.forms import parse_review_file
 from extractors.reviews.records import Review, Submission
 from extractors.schemas import PAPERS_SCHEMA, paper_row
+from tests.support.counters import counter_dict
 
 ARXIV = {
     "id": "0704.0001",
@@ -122,6 +125,35 @@ def test_s2orc_metadata_year_paper_id_and_fields():
     assert_dead(metadata(S2ORC_METADATA, mag_field_of_study=[{"x": 1}]), "wrong_type:mag_field_of_study")
 
 
+@pytest.mark.parametrize("year", [float("nan"), float("inf"), float("-inf")])
+def test_a_metadata_year_that_is_not_finite_is_dropped_counted_and_the_paper_kept(year):
+    count, counts = counter_dict()
+    line = json.dumps({**S2ORC_METADATA, "year": year}).encode()  # Python writes NaN / Infinity, and reads them
+    assert b"NaN" in line or b"Infinity" in line
+    paper = parse_metadata_line(line, "meta.jsonl:7")
+    assert isinstance(paper, Paper), paper
+    assert (paper.paper_id, paper.title, paper.year) == ("77490025", "A Metadata Record", None)
+    assert parse_metadata_line(line, "meta.jsonl:7", count) == paper
+    assert counts == {"field_dropped:year_not_finite": 1}
+
+
+def test_a_repeated_key_in_a_metadata_line_keeps_the_last_value_and_is_counted():
+    count, counts = counter_dict()
+    line = b'{"paper_id": "77490025", "title": "First", "year": 1975, "title": "Second", "authors": []}'
+    paper = parse_metadata_line(line, "meta.jsonl:7", count)
+    assert (paper.title, paper.year) == ("Second", 1975)
+    assert counts == {"json_duplicate_key:title": 1}
+    arxiv = b'{"id": "0704.0001", "versions": [{"created": "Mon, 2 Apr 2007 19:18:42 GMT", "version": "v1"}],'
+    arxiv += b' "categories": "cs.IR", "categories": "cs.CL cs.IR", "title": "T", "id": "0704.0002"}'
+    count, counts = counter_dict()
+    paper = parse_metadata_line(arxiv, "meta.jsonl:8", count)
+    assert (paper.paper_id, paper.categories) == ("0704.0002", ("cs.CL", "cs.IR"))
+    assert counts == {"json_duplicate_key:categories": 1, "json_duplicate_key:id": 1}
+    count, counts = counter_dict()
+    assert isinstance(parse_metadata_line(b'{"title": "x", "title": "y"}', "meta.jsonl:9", count), DeadLetter)
+    assert counts == {}  # a dead letter counts nothing else, as a document's does
+
+
 def test_paper_from_metadata_turns_any_other_error_into_a_parser_error_dead_letter(monkeypatch):
     def broken(value):
         raise TypeError("boom")
@@ -179,6 +211,27 @@ def test_reversed_or_overlong_cite_spans_drop_only_that_mention():
         (12, 15, "[1]", "BIBREF0"),
         (20, 23, "[2]", "7"),
     ]
+
+
+def test_a_cite_offset_or_year_that_is_not_finite_drops_that_field_and_keeps_the_document():
+    spans = [
+        {"start": float("nan"), "end": 15, "ref_id": "BIBREF0"},
+        {"start": 20, "end": float("inf"), "ref_id": "BIBREF1"},
+        {"start": float("-inf"), "end": float("nan")},
+        {"start": 12, "end": 15, "ref_id": "BIBREF0"},
+    ]
+    record = {**s2orc(cite_spans=spans), "year": float("nan")}
+    record["bib_entries"]["BIBREF0"]["year"] = float("inf")
+    count, counts = counter_dict()
+    parsed = parse_document(json.dumps(record).encode(), "doc.json", "s2orc", count)
+    assert isinstance(parsed, ParsedDocument), parsed
+    assert [(m.start, m.end, m.bib_id) for m in parsed.paragraphs[0].mentions] == [(12, 15, "BIBREF0")]
+    assert parsed.year is None and parsed.bib_entries[0].year is None and parsed.bib_entries[0].title == "Cited"
+    assert counts == {
+        "cite_spans_dropped:offset_not_finite": 3,
+        "field_dropped:year_not_finite": 1,
+        "field_dropped:bib_entries.year_not_finite": 1,
+    }
 
 
 def test_cite_span_offsets_and_ids_of_the_wrong_type_dead_letter():
@@ -367,6 +420,64 @@ def test_readers_coerce_what_is_unambiguous():
     assert fields.as_year("2019-05-01", "f") == 2019 and fields.as_year(99, "f") is None
     assert fields.as_identifier(123, "f") == "123"
     assert fields.as_author_names([{"first": "A", "middle": "B.", "last": "C"}], "f") == ("A B. C",)
+
+
+def test_as_year_drops_and_counts_what_is_not_finite():
+    count, counts = counter_dict()
+    assert [fields.as_year(v, "metadata.year", count) for v in (float("nan"), float("-inf"), 2019.0)] == [
+        None,
+        None,
+        2019,
+    ]
+    assert counts == {"field_dropped:metadata.year_not_finite": 2}
+    assert fields.not_finite(float("nan")) and not fields.not_finite(1e308) and not fields.not_finite("NaN")
+
+
+def test_decode_json_keeps_the_last_of_a_repeated_key_and_counts_each_repeat():
+    count, counts = counter_dict()
+    text = '{"title": "A", "year": 2019, "title": "B", "metadata": {"year": 1, "year": 2, "year": 3}, "title": "C"}'
+    assert fields.decode_json(text, count) == {"title": "C", "year": 2019, "metadata": {"year": 3}}
+    assert counts == {"json_duplicate_key:title": 2, "json_duplicate_key:(nested)": 2}
+    count, counts = counter_dict()
+    assert fields.decode_json('{"a key?": 1, "a key?": 2, "x": [{"k": 1, "k": 1}]}', count) == {
+        "a key?": 2,
+        "x": [{"k": 1}],
+    }
+    assert counts == {"json_duplicate_key:(other)": 1, "json_duplicate_key:(nested)": 1}
+    count, counts = counter_dict()
+    assert fields.decode_json('[{"k": 1, "k": 2}, {"title": 1, "title": 2}]', count) == [{"k": 2}, {"title": 2}]
+    assert counts == {"json_duplicate_key:(nested)": 2}  # no object of the record's own: all nested
+
+
+_JSON_KEYS = st.sampled_from(["title", "year", "paper_id", "a b", "k"])
+_JSON_SCALARS = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=5)
+
+
+@st.composite
+def json_with_repeats(draw, depth: int = 0) -> tuple[str, object, int, int]:
+    """(JSON text whose objects may repeat keys, the value json.loads gives, top-level repeats, nested repeats),
+    the repeats counted here from the pairs written."""
+    if depth >= 3 or draw(st.booleans()):
+        value = draw(_JSON_SCALARS)
+        return json.dumps(value), value, 0, 0
+    if draw(st.booleans()):
+        items = [draw(json_with_repeats(depth + 1)) for _ in range(draw(st.integers(0, 3)))]
+        return "[" + ", ".join(i[0] for i in items) + "]", [i[1] for i in items], 0, sum(i[2] + i[3] for i in items)
+    keys = draw(st.lists(_JSON_KEYS, max_size=6))
+    items = [draw(json_with_repeats(depth + 1)) for _ in keys]
+    text = "{" + ", ".join(f"{json.dumps(k)}: {i[0]}" for k, i in zip(keys, items, strict=True)) + "}"
+    value = {k: i[1] for k, i in zip(keys, items, strict=True)}
+    return text, value, len(keys) - len(set(keys)), sum(i[2] + i[3] for i in items)
+
+
+@given(json_with_repeats())
+@settings(max_examples=300, deadline=None)
+def test_decode_json_gives_json_loads_value_and_counts_every_repeat(case):
+    text, value, top, nested = case
+    count, counts = counter_dict()
+    assert fields.decode_json(text, count) == json.loads(text) == value
+    top_counted = sum(n for name, n in counts.items() if name not in ("json_duplicate_key:(nested)",))
+    assert (top_counted, counts.get("json_duplicate_key:(nested)", 0)) == (top, nested)
 
 
 @pytest.mark.parametrize(

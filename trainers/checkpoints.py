@@ -16,22 +16,64 @@ and `save` gathers everything the next step depends on (weights, optimizer, scal
 the data, `capture_rng` of every generator) and hands it to `checkpoints.write`. A state is written at a step
 boundary only, so a run resumed from it takes the steps an uninterrupted one takes, with the same random draws,
 and ends with the same weights (each trainer's resume test checks this).
+
+Every checkpoint and saved model file is read by `load_checkpoint`: `torch.load(weights_only=True)`, which rebuilds
+tensors, numbers, text, lists, tuples and dicts, plus numpy arrays (`capture_rng` saves numpy's generator state as
+one) and the record types a trainer names (`Checkpointer(types=...)`: the queries a sampler keeps in its state),
+and refuses anything else without running it. A file from a shared directory cannot make the trainer run code;
+one that holds anything else raises `UnsafeCheckpointError`.
 """
 
 from __future__ import annotations
 
 import argparse
+import pickle
 import random
+import re
 import shutil
 import signal
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
+
+NUMPY_ARRAY_GLOBALS: tuple[Any, ...] = (
+    np.ndarray,
+    np.dtype,
+    np.zeros(0).__reduce__()[0],  # numpy's array reconstructor (numpy._core.multiarray._reconstruct)
+    np.float64(0).__reduce__()[0],  # and its scalar one (numpy._core.multiarray.scalar)
+    *dict.fromkeys(type(np.dtype(code)) for code in "?bhilqBHILQefdg"),
+)
+"""What a numpy array or scalar of a plain dtype is pickled with: a class, its dtype and the functions that
+rebuild it from bytes (an array of Python objects would need their own globals, which stay refused)."""
+
+
+_REFUSED = re.compile(r"WeightsUnpickler error: (.+?)(?:\.\s|\n|$)")
+"""The sentence of torch's refusal that names what was refused ("Unsupported global: GLOBAL io.open ...")."""
+
+
+class UnsafeCheckpointError(pickle.UnpicklingError):
+    """A checkpoint holding something a weights-only load refuses: not loaded, nothing in it run."""
+
+
+def load_checkpoint(path: Path | str, types: Iterable[type] = ()) -> Any:
+    """What `torch.save` wrote at `path`, on the CPU, loaded weights-only (tensors, numbers, text, lists, tuples,
+    dicts, numpy arrays and the classes in `types`); anything else raises `UnsafeCheckpointError`."""
+    with torch.serialization.safe_globals([*NUMPY_ARRAY_GLOBALS, *types]):
+        try:
+            return torch.load(path, map_location="cpu", weights_only=True)
+        except pickle.UnpicklingError as err:
+            found = _REFUSED.search(str(err))
+            reason = found.group(1) if found else str(err).strip().splitlines()[0]
+            raise UnsafeCheckpointError(
+                f"{path} holds objects a weights-only load refuses, so it was not loaded ({reason[:300]}); "
+                "it was not written by this trainer: move it away or start afresh (--no_resume)"
+            ) from err
 
 
 class StopRequest:
@@ -100,11 +142,22 @@ def restore_rng(state: dict, **generators: random.Random | np.random.Generator) 
 
 class Checkpointer:
     """When to write a training checkpoint and where: every `every` steps (0: never by count) or `minutes` minutes,
-    whichever comes first, and after a Ctrl-C (`StopRequest`, installed while the checkpointer is entered)."""
+    whichever comes first, and after a Ctrl-C (`StopRequest`, installed while the checkpointer is entered).
+    `types`: the classes besides tensors, plain values and numpy arrays that the trainer's state holds, and
+    `load` rebuilds (records such as queries and `datetime.date`); nothing else is loaded."""
 
-    def __init__(self, path: Path, every: int = 1000, minutes: float = 10.0, *, resume: bool = True) -> None:
+    def __init__(
+        self,
+        path: Path,
+        every: int = 1000,
+        minutes: float = 10.0,
+        *,
+        resume: bool = True,
+        types: Iterable[type] = (),
+    ) -> None:
         self.path = Path(path)
         self.every, self.minutes, self.resume = every, minutes, resume
+        self.types = tuple(types)
         self.stop = StopRequest()
         self._last_write = time.monotonic()
 
@@ -126,11 +179,12 @@ class Checkpointer:
         return self.path.parent.with_name(self.path.parent.name + ".partial")
 
     def load(self) -> dict | None:
-        """The state a previous run left, or None (none there, or `resume` off)."""
+        """The state a previous run left, or None (none there, or `resume` off); loaded weights-only
+        (`load_checkpoint`), so a file holding anything but the state's own types raises `UnsafeCheckpointError`."""
         path = self.directory / self.path.name
         if not self.resume or not path.is_file():
             return None
-        return torch.load(path, map_location="cpu", weights_only=False)
+        return load_checkpoint(path, self.types)
 
     def write(self, state: object, files: Callable[[Path], None] | None = None) -> None:
         """`state` at `path`; with `files`, the checkpoint is `path`'s whole directory: `files(directory)` fills a

@@ -42,7 +42,7 @@ import numpy as np
 import pyarrow.parquet as pq
 import torch
 
-from trainers.checkpoints import Checkpointer, add_checkpoint_flags, capture_rng, restore_rng
+from trainers.checkpoints import Checkpointer, add_checkpoint_flags, capture_rng, load_checkpoint, restore_rng
 from trainers.citeomatic_model import (
     CiteomaticConfig,
     NNRank,
@@ -672,7 +672,11 @@ def run_train(args: argparse.Namespace) -> dict:
     start = time.perf_counter()
     output = Path(args.output)
     checkpoints = Checkpointer(
-        output / "last.pt", args.checkpoint_every, args.checkpoint_minutes, resume=not args.no_resume
+        output / "last.pt",
+        args.checkpoint_every,
+        args.checkpoint_minutes,
+        resume=not args.no_resume,
+        types=(PaperQuery, dt.date),  # the queries the sampler has drawn and not yet used
     )
     with checkpoints:
         trained = train_citeomatic(
@@ -728,7 +732,7 @@ def load_citeomatic(
     path = Path(directory) / "citeomatic.pt"
     if not path.is_file():
         raise FileNotFoundError(f"{path} does not exist: train first (python -m trainers.citeomatic train)")
-    saved = torch.load(path, map_location="cpu", weights_only=False)
+    saved = load_checkpoint(path)
     config = CiteomaticConfig(**saved["config"])
     author_vocabulary = Vocabulary.load(Path(directory) / AUTHORS_FILE) if config.use_authors else None
     select = NNSelect(saved["vocab_size"], config)

@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from trainers.checkpoints import Checkpointer, capture_rng, restore_rng, save_atomic
+from trainers.checkpoints import Checkpointer, capture_rng, load_checkpoint, restore_rng, save_atomic
 from trainers.data import CitationDataset, ContextQuery, citing_paper
 from trainers.documents import Document, document_text, encode_packed, pack_documents, paper_document, query_document
 from trainers.hatten_model import HAttenConfig, HAttenEncoder, flag_field
@@ -203,7 +203,7 @@ class MinedRankings:
 
     @classmethod
     def load(cls, path: Path) -> MinedRankings:
-        state = torch.load(path, map_location="cpu", weights_only=False)
+        state = load_checkpoint(path)
         return cls(state["iteration"], state["context_ids"], state["positions"])
 
 
@@ -434,7 +434,7 @@ def load_hatten(directory: Path, device: torch.device, which: str = "best") -> t
     if not path.is_file():
         raise FileNotFoundError(f"{path} is missing: run `trainers.hatten train` (it writes best.pt, last.pt, init.pt)")
     model = HAttenEncoder(HAttenConfig(**meta["model"]))
-    state = torch.load(path, map_location="cpu", weights_only=False)
+    state = load_checkpoint(path)
     model.load_state_dict(state["model"])
     meta["checkpoint"] = {"file": path.name, "iteration": state.get("iteration", 0)}
     if which != "init" and not state.get("iteration"):

@@ -20,6 +20,7 @@ from urllib.parse import urlparse
 import torch
 from torch import nn
 
+from trainers.checkpoints import load_checkpoint
 from trainers.data import PaperText
 
 DEFAULT_MODEL = "allenai/scibert_scivocab_uncased"
@@ -115,7 +116,7 @@ def load_reranker(model_name_or_path: str | Path, device: torch.device) -> tuple
     model = Reranker(encoder)
     head = Path(model_name_or_path) / "head.pt"
     if head.is_file():
-        model.head.load_state_dict(torch.load(head, map_location="cpu"))
+        model.head.load_state_dict(load_checkpoint(head))
     return model.to(device), tokenizer
 
 

@@ -46,6 +46,7 @@ same K (`mrr@K`, `map@K`); the dataset's version (its manifest.json) and the opt
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 import math
 import random
 import time
@@ -575,7 +576,11 @@ def run_train(args: argparse.Namespace) -> dict:
     objectives = ["siamese", "triplet"] if args.objective == "both" else [args.objective]
     output = Path(args.output)
     checkpoints = Checkpointer(
-        output / "last.pt", args.checkpoint_every, args.checkpoint_minutes, resume=not args.no_resume
+        output / "last.pt",
+        args.checkpoint_every,
+        args.checkpoint_minutes,
+        resume=not args.no_resume,
+        types=(Pair, ContextQuery, dt.date),  # the epoch's pairs or triplets, kept in the state
     )
     state = checkpoints.load()
     history: list[dict] = []

@@ -43,6 +43,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import torch
 
+from trainers.checkpoints import load_checkpoint
 from trainers.data import (
     SPLITS,
     CitationDataset,
@@ -217,7 +218,7 @@ def save_model(model: SymTaxReranker, tokenizer, config: dict, directory: Path) 
 
 
 def load_model(directory: Path, device: torch.device) -> tuple[SymTaxReranker, object, dict]:
-    saved = torch.load(directory / STATE_FILE, map_location="cpu", weights_only=False)
+    saved = load_checkpoint(directory / STATE_FILE)
     config = saved["config"]
     base, tokenizer = load_reranker(directory, device)
     taxonomy = None

@@ -42,19 +42,27 @@ def _decode(data: bytes) -> str:
         raise DocumentError("undecodable_bytes", f"not UTF-8 at byte {err.start}: {err.reason}") from err
 
 
+def _tally_into(counts: Counter[str]) -> CounterFn:
+    def tally(name: str, n: int = 1) -> None:
+        counts[name] += n
+
+    return tally
+
+
 def parse_document(data: bytes, source: str, kind: str, count: CounterFn = no_count) -> ParsedDocument | DeadLetter:
     """One document's bytes (`kind` "tei" or "s2orc") into a document, or a dead letter saying why not.
 
-    What the parser dropped inside a document that parses (cite spans out of range) reaches `count`; a
-    dead-lettered document counts nothing else."""
+    What the parser dropped or overwrote inside a document that parses (cite spans out of range, a year that
+    is NaN, a repeated JSON key) reaches `count`; a dead-lettered document counts nothing else."""
     try:
         if kind == "tei":
             return parse_tei(data, source)
         if not data.strip():
             raise DocumentError("empty_file", "the file has no content")
-        record = load_json_record(_decode(data))
         dropped: Counter[str] = Counter()
-        document = parse_s2orc_record(record, source, file_stem(source), lambda name, n=1: dropped.update({name: n}))
+        tally = _tally_into(dropped)
+        record = load_json_record(_decode(data), tally)
+        document = parse_s2orc_record(record, source, file_stem(source), tally)
         for name, n in dropped.items():
             count(name, n)
         return document
@@ -99,12 +107,18 @@ def _not_json(data: bytes) -> str | None:
     return f"not JSON: the file starts with {bytes(head[:40])!r}"
 
 
-def parse_metadata_line(line: bytes, source: str) -> Paper | DeadLetter:
-    """One line of a metadata JSONL file into a paper, or a dead letter saying why not."""
+def parse_metadata_line(line: bytes, source: str, count: CounterFn = no_count) -> Paper | DeadLetter:
+    """One line of a metadata JSONL file into a paper, or a dead letter saying why not. What a record that
+    parses had dropped or overwritten (a year that is NaN, a repeated JSON key) reaches `count`."""
+    dropped: Counter[str] = Counter()
+    tally = _tally_into(dropped)
     try:
-        return paper_from_metadata(load_json_record(_decode(line)))
+        paper = paper_from_metadata(load_json_record(_decode(line), tally), tally)
     except DocumentError as err:
         return DeadLetter(source=source, stage="metadata", reason=err.reason, detail=err.detail[:500])
+    for name, n in dropped.items():
+        count(name, n)
+    return paper
 
 
 def numbered_lines(lines: Iterable[bytes], path: str) -> Iterator[tuple[str, bytes]]:

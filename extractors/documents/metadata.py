@@ -20,7 +20,8 @@ Wrongly typed fields (readers in `extractors.documents.fields`; `wrong_type:<fie
   list of text, or one string taken as one field; anything else dead-letters.
 - `versions`: a list of objects; `versions[].created`: text (an integer could be epoch seconds or a year, so
   it dead-letters); text no date parser reads is skipped, as before. `year`: an integer, an integral float
-  or text starting with four digits; out of 1000..2999 it is absent; a list, object or boolean dead-letters.
+  or text starting with four digits; out of 1000..2999 it is absent; NaN or an infinity is absent and counted
+  (`field_dropped:year_not_finite`: the paper is kept); a list, object or boolean dead-letters.
 - Anything else a record makes the parser raise is `parser_error`: `paper_from_metadata` raises only
   `DocumentError`, because `parse_metadata_line` turns only that into a dead letter.
 """
@@ -46,7 +47,7 @@ from extractors.documents.ids import (
 )
 from extractors.documents.s2ag import s2ag_metadata_record
 from extractors.documents.tei import DocumentError, parse_date, raises_only_document_errors
-from extractors.records import Paper, PaperAbstract
+from extractors.records import CounterFn, Paper, PaperAbstract, no_count
 
 _WS = re.compile(r"\s+")
 
@@ -107,9 +108,10 @@ def _one(text: str) -> tuple[str]:
 
 
 @raises_only_document_errors
-def paper_from_metadata(record: Any) -> Paper | PaperAbstract:
+def paper_from_metadata(record: Any, count: CounterFn = no_count) -> Paper | PaperAbstract:
     """One metadata JSON object (arXiv snapshot, S2ORC metadata, or a record of the Semantic Scholar Datasets
-    API's `papers` dataset) into a `Paper`; a record of its `abstracts` dataset into a `PaperAbstract`."""
+    API's `papers` dataset) into a `Paper`; a record of its `abstracts` dataset into a `PaperAbstract`. `count`
+    hears of the fields it dropped and kept the record (a year that is not finite)."""
     if not isinstance(record, Mapping):
         raise DocumentError("unknown_layout", f"expected a JSON object, got {type(record).__name__}")
     if "id" in record and ("versions" in record or "categories" in record):
@@ -145,7 +147,7 @@ def paper_from_metadata(record: Any) -> Paper | PaperAbstract:
             title=_clean(as_text(record.get("title"), "title")),
             abstract=_clean(as_text(record.get("abstract"), "abstract")),
             authors=as_author_names(record.get("authors"), "authors"),
-            year=as_year(record.get("year"), "year"),
+            year=as_year(record.get("year"), "year", count),
             categories=fields,
             doi=doi,
             arxiv_id=arxiv_id,

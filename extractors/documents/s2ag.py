@@ -15,10 +15,12 @@ How the spans become a `ParsedDocument`:
   paper's corpus id; title, authors, venue and date come from the `bib*` spans inside the entry.
 Spans are trimmed of surrounding whitespace. A span that is not a `{start, end}` object, that lies outside the
 text or that holds only whitespace is dropped and counted (`s2ag_span_malformed`, `s2ag_span_out_of_range`,
-`s2ag_span_blank`) through the optional counter callback (`parse_s2orc_record` passes none, so in the pipeline
-they go uncounted); the rest of the record is kept. An annotation this parser reads that is neither null nor a
-JSON list makes the record a dead letter (`malformed_annotations`): its spans cannot be trusted. Annotations it
-does not read (`figure`, `formula`, ...) are never decoded.
+`s2ag_span_blank`) through the optional counter callback; an offset that is NaN or an infinity (Python's json reads
+`NaN`, `Infinity`) is malformed. The rest of the record is kept. A key repeated inside an annotation's spans keeps
+its last value and is counted (`json_duplicate_key:(nested)`, `extractors.documents.fields.decode_json`). An
+annotation this parser reads that is neither null nor a JSON list makes the record a dead letter
+(`malformed_annotations`): its spans cannot be trusted. Annotations it does not read (`figure`, `formula`, ...)
+are never decoded.
 Bib entry years come from a `bibdate` span, else the first year-like number (1800-2099) in the entry's text.
 """
 
@@ -31,6 +33,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from extractors.documents.fields import decode_json
 from extractors.documents.ids import (
     Identifiers,
     arxiv_id_in_text,
@@ -122,7 +125,7 @@ class _Annotations:
             return []
         if isinstance(value, str):
             try:
-                value = json.loads(value)
+                value = decode_json(value, self._count)
             except json.JSONDecodeError as err:
                 raise DocumentError("malformed_annotations", f"{name}: not JSON ({err.msg} at {err.pos})") from err
         if not isinstance(value, list):
@@ -131,7 +134,7 @@ class _Annotations:
         for item in value:
             try:
                 start, end = int(item["start"]), int(item["end"])
-            except (KeyError, TypeError, ValueError):
+            except (KeyError, TypeError, ValueError, OverflowError):  # OverflowError: an infinite offset
                 self._count("s2ag_span_malformed", 1)
                 continue
             if not 0 <= start <= end <= len(self._text):

@@ -5,7 +5,11 @@ Layouts recognised, by their keys:
   `bib_entries` (`other_ids.doi`, `links`: the cited paper's S2ORC paper_id);
 - 2020 release (`pdf_parse` layout): `paper_id`, `_pdf_hash`, `abstract`, `body_text`, `bib_entries`
   (`other_ids.DOI/arXiv/PMID/PMCID`, `link`), with no title: that lives in the S2ORC metadata;
-- s2orc-doc2json output: `title`, `authors`, `year`, `pdf_parse{...}`;
+- s2orc-doc2json output: `title`, `authors`, `year`, `pdf_parse{...}` (or `latex_parse`), and a `paper_id` that is
+  the converted file's name cut at its first dot: "2020.acl-main.207.pdf" gives "2020", "2101.00001.pdf" "2101".
+  Such a head is no identifier, and every ACL 2020 paper would share it: a doc2json `paper_id` that is a bare
+  number of at most four digits (a year, or the head of an arXiv id, DOI or ACL id) or that the file's stem
+  continues past a dot is not taken; the stem names the document, as for one with no id (`_doc2json_paper_id`);
 - 2021: `metadata{title, authors, year}` beside `abstract`, `body_text`, `bib_entries`, `back_matter`;
 - unarXive (2022/2023): `paper_id` is the arXiv id, `metadata` from the arXiv snapshot, `abstract.text`,
   `body_text` with `{{cite:…}}` markers and `cite_spans`, `bib_entries` with `bib_entry_raw`,
@@ -25,13 +29,17 @@ Wrongly typed fields (readers in `extractors.documents.fields`; `wrong_type:<fie
   objects; `body_text`/`back_matter`/`abstract` blocks, `cite_spans`, `versions`: lists of objects; a
   structure of another type dead-letters (the record is not the layout it looks like).
 - `cite_spans.start`/`end`: integers (integral floats and integer text accepted); a missing offset, or a span
-  reversed or past its paragraph's text, drops that one mention as before (uncounted: no counter reaches here).
+  reversed or past its paragraph's text, drops that one mention (`cite_spans_dropped:out_of_range`); an offset
+  that is NaN or an infinity (Python's json reads `NaN`, `Infinity`) drops it too
+  (`cite_spans_dropped:offset_not_finite`). The document is kept.
 - `cite_spans.ref_id`, the values of `other_ids` and `ids` this reader knows (DOI, arXiv, PMID, PMCID, ...),
   `link`/`links`, `contained_arXiv_ids` (objects with `id`, or strings), `contained_links` (objects with `url`,
   or strings): text or an integer's digits; else dead letter.
 - `authors` (record, metadata and bib entries): as in `extractors.documents.metadata` (one string is split into names);
-  `year`: as there; `categories`: a space-separated string or a list of text; `versions[].created` and
-  `update_date`: text, numbers dead-letter (epoch seconds or a year?).
+  `year`: as there (NaN or an infinity: the year is dropped, the document kept, and
+  `field_dropped:<field path>_not_finite` counted: `year`, `metadata.year`, `bib_entries.year`); `categories`: a
+  space-separated string or a list of text; `versions[].created` and `update_date`: text, numbers dead-letter
+  (epoch seconds or a year?).
 - Bib entry `title`, `venue`, `raw_text`, `bib_entry_raw`: text, numbers become their text; else dead letter.
 - Any other error raised while parsing becomes `DocumentError("parser_error", …)`; JSON nested deeper than the
   interpreter's recursion limit is `too_deep`.
@@ -40,6 +48,7 @@ Wrongly typed fields (readers in `extractors.documents.fields`; `wrong_type:<fie
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import asdict
 from typing import Any
@@ -53,6 +62,8 @@ from extractors.documents.fields import (
     as_text,
     as_texts,
     as_year,
+    decode_json,
+    not_finite,
     wrong_type,
 )
 from extractors.documents.ids import (
@@ -146,7 +157,7 @@ def _bib_entry_keys(entry: Mapping[str, Any], raw: str | None) -> list[str | Non
     return keys
 
 
-def _bib_entries(entries: Any) -> tuple[BibEntry, ...]:
+def _bib_entries(entries: Any, count: CounterFn = no_count) -> tuple[BibEntry, ...]:
     result = []
     for key, entry in as_mapping(entries, "bib_entries").items():
         if not isinstance(entry, Mapping):
@@ -162,7 +173,7 @@ def _bib_entries(entries: Any) -> tuple[BibEntry, ...]:
                 bib_id=str(key),
                 title=(title or "").strip() or None,
                 authors=authors_from_json(entry.get("authors"), "bib_entries.authors"),
-                year=as_year(entry.get("year"), "bib_entries.year"),
+                year=as_year(entry.get("year"), "bib_entries.year", count),
                 venue=(venue or "").strip() or None,
                 raw=raw.strip() if isinstance(raw, str) and raw.strip() else None,
                 **asdict(ids),
@@ -184,7 +195,8 @@ def _paragraphs(
 ) -> tuple[list[Paragraph], int]:
     """Paragraphs from a `body_text`-like list; a new section starts where the section name changes. A cite
     span without offsets, reversed, or outside its paragraph is dropped and counted
-    (`cite_spans_dropped:out_of_range`)."""
+    (`cite_spans_dropped:out_of_range`), as is one with an offset that is NaN or infinite
+    (`cite_spans_dropped:offset_not_finite`)."""
     paragraphs: list[Paragraph] = []
     section_index = first_section - 1
     previous: object = object()
@@ -200,6 +212,9 @@ def _paragraphs(
             previous = marker
         mentions = []
         for span in as_mappings(block.get("cite_spans"), f"{path}.cite_spans"):
+            if not_finite(span.get("start")) or not_finite(span.get("end")):
+                count("cite_spans_dropped:offset_not_finite", 1)
+                continue
             start = as_int(span.get("start"), f"{path}.cite_spans.start")
             end = as_int(span.get("end"), f"{path}.cite_spans.end")
             if start is None or end is None or not 0 <= start <= end <= len(text):
@@ -235,6 +250,23 @@ def _layout(record: Mapping[str, Any]) -> str:
     raise DocumentError("unknown_layout", f"no S2ORC or unarXive layout fits keys {sorted(record)[:8]}")
 
 
+_SHORT_NUMBER = re.compile(r"\s*\d{1,4}\s*", re.ASCII)
+
+
+def _doc2json_paper_id(paper_id: str, stem: str) -> str | None:
+    """The paper_id s2orc-doc2json wrote, when it is a Semantic Scholar id (digits, or a 40-hex paper sha): None for
+    the head of a file name it cut at the first dot ("2020" of "2020.acl-main.207", "10" of
+    "10.1145_3292500.3330701": a bare number of at most four digits or a head the stem continues past a dot) and for
+    any other file name it took ("N18-3011", an ACL Anthology id); the stem then decides."""
+    text = paper_id.strip()
+    if _SHORT_NUMBER.fullmatch(text) or stem.startswith(text + "."):
+        return None
+    return text if _S2_ID.fullmatch(text) else None
+
+
+_S2_ID = re.compile(r"\d+|[0-9a-f]{40}")
+
+
 def _as_abstract_text(value: Any, path: str) -> str | None:
     """An abstract given as one string (a number becomes its text); block lists and objects are read as blocks."""
     return None if isinstance(value, list | Mapping) else as_text(value, path)
@@ -243,7 +275,7 @@ def _as_abstract_text(value: Any, path: str) -> str | None:
 @raises_only_document_errors
 def parse_s2orc_record(record: Any, source: str, stem: str, count: CounterFn = no_count) -> ParsedDocument:
     """Parse one S2ORC / unarXive JSON object. Raises `DocumentError` with a drop reason when it cannot;
-    `count` hears of the cite spans it had to drop."""
+    `count` hears of what it dropped and kept the document (cite spans, years that are not finite)."""
     if not isinstance(record, Mapping):
         raise DocumentError("unknown_layout", f"expected a JSON object, got {type(record).__name__}")
     layout = _layout(record)
@@ -288,7 +320,10 @@ def parse_s2orc_record(record: Any, source: str, stem: str, count: CounterFn = n
         )
     doi = normalize_doi(as_identifier(metadata.get("doi"), "metadata.doi") or as_identifier(record.get("doi"), "doi"))
     s2_id = as_identifier(record.get("paper_id"), "paper_id") or None if layout != "unarxive" else None
-    date, year = None, as_year(metadata.get("year"), "metadata.year") or as_year(record.get("year"), "year")
+    if s2_id and "metadata" not in record and ("pdf_parse" in record or "latex_parse" in record):  # doc2json
+        s2_id = _doc2json_paper_id(s2_id, stem)
+    year = as_year(metadata.get("year"), "metadata.year", count) or as_year(record.get("year"), "year", count)
+    date = None
     versions = as_mappings(metadata.get("versions"), "metadata.versions")
     if versions:
         from extractors.documents.metadata import first_version_date
@@ -314,7 +349,7 @@ def parse_s2orc_record(record: Any, source: str, stem: str, count: CounterFn = n
         abstract=abstract.strip() if abstract else None,
         authors=authors,
         paragraphs=tuple(abstract_pars + body_pars + back_pars),
-        bib_entries=_bib_entries(parse.get("bib_entries")),
+        bib_entries=_bib_entries(parse.get("bib_entries"), count),
         arxiv_id=arxiv_id,
         doi=doi,
         s2_paper_id=s2_id,
@@ -325,10 +360,11 @@ def parse_s2orc_record(record: Any, source: str, stem: str, count: CounterFn = n
     )
 
 
-def load_json_record(text: str) -> Any:
-    """`json.loads` that names the failure: truncated JSON and other malformed JSON are told apart."""
+def load_json_record(text: str, count: CounterFn = no_count) -> Any:
+    """`json.loads` that names the failure: truncated JSON and other malformed JSON are told apart. A key an
+    object repeats keeps its last value and is counted (`fields.decode_json`: `json_duplicate_key:<key>`)."""
     try:
-        return json.loads(text)
+        return decode_json(text, count)
     except RecursionError as err:
         raise DocumentError("too_deep", f"JSON nested deeper than the parser's recursion limit: {err}") from err
     except json.JSONDecodeError as err:
