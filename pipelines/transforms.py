@@ -39,6 +39,7 @@ from extractors.records import (
     ResolvedDocument,
 )
 from extractors.schemas import citation_row
+from mapping.duplicates import Copy, merge_copies, title_key
 from mapping.matcher import InMemoryMatcher, MatchConfig
 from mapping.taxonomy import taxonomy_fields, unmapped_categories
 from pipelines.coders import (
@@ -168,6 +169,35 @@ def _flatten(pbegin, pcolls: list, label: str):
     return pcolls | f"Flatten{label}" >> beam.Flatten()
 
 
+def stem_keys(document: ParsedDocument) -> list[str]:
+    """The join keys a document's file name offers when the document knows nothing more of itself: the identifier
+    its stem is (arXiv id, DOI, ACL Anthology id), else the stem as a Semantic Scholar paper id (S2ORC metadata names
+    papers so: a TEI saved as `77490025.tei.xml` joins the record whose S2 id that is). None for a record of a JSON
+    Lines file (a shard's name is not a paper's) or a document with identifiers of its own."""
+    if file_of(document.source) != document.source:
+        return []
+    stem = file_stem(document.source)
+    named = identifiers_in_file_stem(stem)
+    keys = identifier_keys(arxiv_id=named.arxiv_id, doi=named.doi, s2_paper_id=None, other_ids=named.other_ids)
+    if not set(document.identifier_keys()) <= set(keys):
+        return []
+    if not keys and document.s2_paper_id is None and stem:
+        keys = [f"s2:{stem}"]
+    return keys
+
+
+def join_keys(document: ParsedDocument) -> list[str]:
+    """Every key a document may find its database record by: its identifiers, then its file name's."""
+    return list(dict.fromkeys([*document.identifier_keys(), *stem_keys(document)]))
+
+
+def with_name_identifiers(document: ParsedDocument) -> ParsedDocument:
+    """The document with the ACL Anthology id its file name is, when it has no other identifier (`P17-1055.tei.xml`):
+    the id the paper is known by where the database and the references give one."""
+    acl = [k for k in stem_keys(document) if k.startswith("acl:") and k not in document.other_ids]
+    return replace(document, other_ids=(*document.other_ids, *acl)) if acl else document
+
+
 class _ChooseCanonicalIdFn(beam.DoFn):
     """Per identifier key: the documents holding it, and the database papers holding it."""
 
@@ -187,7 +217,7 @@ class _RenameDocumentFn(TallyingFn):
         tally = self.tallies()
         candidates = sorted(grouped["ids"])
         for encoded in grouped["documents"]:
-            header = HEADERS.decode(encoded)
+            header = with_name_identifiers(HEADERS.decode(encoded))
             if candidates and candidates[0][1] != header.paper_id:
                 tally("documents_renamed_to_database_id")
                 header = header.with_id(candidates[0][1])
@@ -209,7 +239,7 @@ class CanonicalizeIds(beam.PTransform):
 
     def expand(self, inputs):
         documents, papers = inputs["documents"], inputs["papers"]
-        doc_keys = documents | "DocumentKeys" >> beam.FlatMap(lambda d: [(k, d.source) for k in d.identifier_keys()])
+        doc_keys = documents | "DocumentKeys" >> beam.FlatMap(lambda d: [(k, d.source) for k in join_keys(d)])
         paper_keys = papers | "PaperKeys" >> beam.FlatMap(lambda p: [(k, p.paper_id) for k in p.identifier_keys()])
         ids = (
             {"documents": doc_keys, "papers": paper_keys}
@@ -225,7 +255,58 @@ class CanonicalizeIds(beam.PTransform):
             .with_output_types(ParsedDocument, **{TALLY: TALLY_TYPE})
             .with_outputs(TALLY, main="documents")
         )
-        return {"documents": renamed.documents, BODIES: split[BODIES], TALLY: renamed[TALLY]}
+        copies = renamed.documents | "MergeCopiesByTitle" >> MergeCopiesByTitle()
+        tally = (renamed[TALLY], copies[TALLY]) | "CanonicalTallies" >> beam.Flatten()
+        return {"documents": copies["documents"], BODIES: split[BODIES], TALLY: tally}
+
+
+class _TitleKeyFn(beam.DoFn):
+    """A header keyed by its title key (`mapping.duplicates.title_key`), or on `untitled` when it has none."""
+
+    def process(self, document: ParsedDocument) -> Iterator:
+        key = title_key(document.title, document.authors, document.year)
+        if key is None:
+            yield TaggedOutput("untitled", document)
+        else:
+            yield key, HEADERS.encode(document)
+
+
+class _MergeCopiesFn(TallyingFn):
+    """The headers sharing a title key: those that are one paper take one paper id (`mapping.duplicates`)."""
+
+    def process(self, element) -> Iterator:
+        _, encoded = element
+        documents = [HEADERS.decode(e) for e in encoded]
+        tally = self.tallies()
+        if len({d.paper_id for d in documents}) > 1:
+            copies = [Copy(d.source, d.paper_id, tuple(d.identifier_keys())) for d in documents]
+            renames, apart = merge_copies(copies)
+            if renames:
+                tally("documents_merged_by_title", len(renames))
+            if apart:
+                tally("documents_same_title_kept_apart", apart)
+            documents = [d.with_id(renames[d.source]) if d.source in renames else d for d in documents]
+        yield from documents
+        yield from tally.emit()
+
+
+class MergeCopiesByTitle(beam.PTransform):
+    """Headers (after `CanonicalizeIds`' renaming) that are copies of one paper by title, first author and year, and
+    whose identifiers agree, renamed to one paper id, so that `MergeDatabase` keeps one copy: the same PDF as TEI and
+    as S2ORC JSON, a copy whose arXiv id is missing. Outputs `documents`, `tally`."""
+
+    def expand(self, documents):
+        keyed = documents | "TitleKeys" >> beam.ParDo(_TitleKeyFn()).with_outputs("untitled", main="keyed")
+        merged = (
+            keyed.keyed
+            | "GroupByTitle" >> beam.GroupByKey()
+            | "MergeCopies"
+            >> beam.ParDo(_MergeCopiesFn())
+            .with_output_types(ParsedDocument, **{TALLY: TALLY_TYPE})
+            .with_outputs(TALLY, main="documents")
+        )
+        everything = (merged.documents, keyed.untitled) | "AllHeaders" >> beam.Flatten()
+        return {"documents": everything, TALLY: merged[TALLY]}
 
 
 BODIES = "bodies"
@@ -276,13 +357,15 @@ def keep_order(document: ParsedDocument, paper_id: str) -> tuple:
 
 
 def named_only_by_file(document: ParsedDocument) -> bool:
-    """Whether every identifier a document has came from its file name (a TEI whose header lost title and
-    ids): such a document needs its database record, or it has nothing a paper is known by. A document
+    """Whether every identifier a document has came from its file name, or it has none (a TEI whose header lost
+    title and ids): such a document needs its database record, or it has nothing a paper is known by. A document
     with ids of its own but no title (an S2ORC 2020 record, whose title lives in the metadata) goes on."""
     from_name = identifiers_in_file_stem(file_stem(document.source))
     keys = set(document.identifier_keys())
-    name_keys = set(identifier_keys(arxiv_id=from_name.arxiv_id, doi=from_name.doi, s2_paper_id=None))
-    return bool(keys) and keys <= name_keys
+    name_keys = set(
+        identifier_keys(arxiv_id=from_name.arxiv_id, doi=from_name.doi, s2_paper_id=None, other_ids=from_name.other_ids)
+    )
+    return keys <= name_keys
 
 
 class _MergeByIdFn(TallyingFn):
@@ -328,6 +411,8 @@ class _MergeByIdFn(TallyingFn):
                 yield TaggedOutput(INPUTS, InputTally(path, parsed=-1, dead_lettered=1))
                 if path != kept.source:
                     yield TaggedOutput(INPUTS, InputTally(kept.source, "", 1, 0, 1, reason="no_title"))
+            if len(documents) > 1:
+                tally("documents_merged", len(documents) - 1)
             for duplicate in documents[1:]:
                 yield dead_letter_output(
                     DeadLetter(

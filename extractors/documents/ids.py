@@ -428,8 +428,9 @@ _STEM_DOI = re.compile(r"(?:doi[_:]?)?(10\.\d{4,9})[_/](\S+)", re.I)
 def identifiers_in_file_stem(stem: str | None) -> Identifiers:
     """The identifier a file's stem is, when the whole stem is one: an arXiv id with or without version
     (`2101.00001v2`, `arXiv_2101.00001`), an old-style one with `_` or nothing for its slash (`hep-th_0101001`,
-    `hep-th0101001`), or a DOI with `_` for its first slash (`10.1145_3292500.3330701`). A bare number is not
-    taken for a Semantic Scholar or PubMed id: nothing in the name says which it would be."""
+    `hep-th0101001`), a DOI with `_` for its first slash (`10.1145_3292500.3330701`), or an ACL Anthology id
+    (`P17-1055`, `2020.acl-main.207`; in `other_ids`). A bare number is not taken for a Semantic Scholar or PubMed
+    id: nothing in the name says which it would be."""
     text = (stem or "").strip()
     match = _STEM_NEW_ARXIV.fullmatch(text)
     if match and _arxiv_month(match.group(1)[:2], match.group(1)[2:4], len(match.group(1)) - 5):
@@ -440,4 +441,7 @@ def identifiers_in_file_stem(stem: str | None) -> Identifiers:
     match = _STEM_DOI.fullmatch(text)
     if match:
         return Identifiers(doi=normalize_doi(f"{match.group(1)}/{match.group(2)}"))
+    acl = normalize_acl_id(text) if "/" not in text else None
+    if acl:
+        return Identifiers(other_ids=(f"acl:{acl}",))
     return Identifiers()

@@ -1,0 +1,110 @@
+"""The same paper arriving as two documents: found by title, first author and year, merged where their
+identifiers agree.
+
+Documents are first named by their identifiers (`CanonicalizeIds`); two copies of one paper that share none (a copy
+whose arXiv id is missing, the same PDF as GROBID TEI and as S2ORC JSON under another name) would become two papers
+and double their contexts. Here documents are grouped by a title key (the normalised title, with the first author's
+surname and the year; a title alone is too common to name a paper), and within a group every document whose
+identifiers do not contradict another's takes the id of the strongest. Two documents that carry different values of
+one identifier kind (two arXiv ids, two DOIs) are different papers, whatever their titles.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from extractors.documents.ids import key_kind, key_rank
+from mapping.titles import looks_like_venue, normalize_title
+
+MIN_TITLE_WORDS = 3
+"""Fewer normalised words ("Introduction", "Supplementary material") do not name a paper."""
+
+
+def first_author_surname(authors: Sequence[str]) -> str:
+    """The first author's surname as a key: the last word of the name, accents folded, lower case ('' if none)."""
+    for name in authors:
+        words = [w for w in str(name).replace(",", " ").split() if any(c.isalpha() for c in w)]
+        if words:
+            folded = unicodedata.normalize("NFKD", words[-1]).encode("ascii", "ignore").decode().lower()
+            return "".join(c for c in folded if c.isalnum())
+    return ""
+
+
+def title_key(title: str | None, authors: Sequence[str], year: int | None) -> str | None:
+    """The key two copies of one paper share: `normalised title|surname|year`, or None when the title is too short
+    or a venue name, or when neither the first author nor the year is known."""
+    normalized = normalize_title(title)
+    if len(normalized.split()) < MIN_TITLE_WORDS or looks_like_venue(normalized):
+        return None
+    surname = first_author_surname(authors)
+    if not surname and year is None:
+        return None
+    return f"{normalized}|{surname}|{year if year is not None else ''}"
+
+
+@dataclass(frozen=True)
+class Copy:
+    """What the merge needs of one document: its source, its paper id and its identifier keys (strongest first)."""
+
+    source: str
+    paper_id: str
+    keys: tuple[str, ...]
+
+
+def _strength(copy: Copy) -> tuple:
+    """Strongest first: a copy with identifiers before one without, stronger kinds first, then by id and source."""
+    ranks = sorted(key_rank(k) for k in copy.keys)
+    return (not copy.keys, ranks, copy.paper_id, copy.source)
+
+
+def _components(copies: Sequence[Copy]) -> list[list[Copy]]:
+    """The copies that share an identifier (the same paper by that identifier), each group strongest first."""
+    parent = list(range(len(copies)))
+
+    def root(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    holder: dict[str, int] = {}
+    for i, copy in enumerate(copies):
+        for key in copy.keys:
+            j = holder.setdefault(key, i)
+            parent[root(i)] = root(j)
+    groups: dict[int, list[Copy]] = {}
+    for i, copy in enumerate(copies):
+        groups.setdefault(root(i), []).append(copy)
+    return sorted((sorted(g, key=_strength) for g in groups.values()), key=lambda g: _strength(g[0]))
+
+
+def _kinds(group: Sequence[Copy]) -> dict[str, set[str]]:
+    kinds: dict[str, set[str]] = {}
+    for copy in group:
+        for key in copy.keys:
+            kinds.setdefault(key_kind(key), set()).add(key)
+    return kinds
+
+
+def _conflict(a: dict[str, set[str]], b: dict[str, set[str]]) -> bool:
+    return any(kind in b and values != b[kind] for kind, values in a.items())
+
+
+def merge_copies(copies: Sequence[Copy]) -> tuple[dict[str, str], int]:
+    """Copies sharing a title key: `({source: paper_id}` of those renamed to another copy's id, the number of groups
+    and bare copies left apart)`. Copies sharing an identifier are one paper. When no two of the resulting groups
+    carry different values of one identifier kind, all are one paper, named by the strongest copy; when some do
+    (two arXiv ids: two papers with one title), only the copies sharing an identifier merge, and the rest, which
+    could be either paper, are left apart and counted. Deterministic in any input order."""
+    groups = _components(sorted(copies, key=_strength))
+    keyed = [g for g in groups if g[0].keys]
+    kinds = [_kinds(g) for g in keyed]
+    clash = any(_conflict(kinds[i], kinds[j]) for i in range(len(kinds)) for j in range(i + 1, len(kinds)))
+    merged = [[c for g in groups for c in g]] if not clash else groups
+    renames: dict[str, str] = {}
+    for group in merged:
+        lead = min(group, key=_strength).paper_id
+        renames.update({c.source: lead for c in group if c.paper_id != lead})
+    return renames, len(merged) - 1
