@@ -287,3 +287,20 @@ def commit_output(
 def _write_success(output: str) -> None:
     with FileSystems.create(FileSystems.join(output, SUCCESS)) as handle:
         handle.write(b"")
+
+
+def update_manifest(output: str, directories: Sequence[str]) -> dict:
+    """After files were written under `directories` of the committed dataset `output` (an export made later): its
+    manifest lists them, with their sizes, in place of what it listed there before; written whole, read back."""
+    manifest = _read_json(FileSystems.join(output, MANIFEST))
+    if manifest is None:
+        raise CommitError(f"{output} has no readable manifest.json to update")
+    prefixes = tuple(d.rstrip("/") + "/" for d in directories)
+    files = [f for f in manifest.get("files", []) if not str(f.get("path", "")).startswith(prefixes)]
+    for directory in directories:
+        for relative, size in sorted(_sizes(FileSystems.join(output, directory)).items()):
+            if not _skipped(relative):
+                files.append({"path": f"{directory.rstrip('/')}/{relative}", "bytes": size, "rows": None})
+    manifest["files"] = sorted(files, key=lambda f: f["path"])
+    _write_manifest(output, manifest)
+    return manifest

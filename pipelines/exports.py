@@ -61,6 +61,7 @@ from mapping.taxonomy import load_categories
 from mapping.titles import normalize_title
 from pipelines.joins import FanOutJoin
 from pipelines.outputs import fail
+from pipelines.ownership import LeaseHeld
 from pipelines.tallies import step_label
 
 PIPELINE_EXPORTS: dict[str, tuple[str, ...]] = {"arsyta": ("hatten", "symtax"), "citationr": ("rmc",)}
@@ -117,8 +118,33 @@ def write_exports(
     dataset: str, requests: Sequence[ExportRequest], *, include_unresolved: bool = False, argv: Sequence[str] = ()
 ) -> list[tuple[ExportRequest, dict[str, int]]]:
     """Write every requested layout of the finished dataset under `dataset` in one Beam pipeline (FnApiRunner unless
-    `argv` names another runner and its flags); returns each request with its counts."""
-    return run_exports(dataset, requests, dataset, include_unresolved=include_unresolved, argv=argv)
+    `argv` names another runner and its flags); returns each request with its counts. Into a committed citrec
+    dataset, under its lease (`pipelines.ownership`): a layout never replaces a file the dataset's manifest does not
+    list, and the manifest then lists the layout's files, so that `--overwrite` removes them with the dataset."""
+    from pipelines.commit import update_manifest
+    from pipelines.ownership import Lease, acquire_lease, citrec_manifest, release_lease
+
+    manifest = citrec_manifest(dataset)
+    if manifest is None:
+        return run_exports(dataset, requests, dataset, include_unresolved=include_unresolved, argv=argv)
+    listed = {f.get("path") for f in manifest.get("files", [])}
+    for request in requests:
+        found = FileSystems.join(dataset, request.directory, "**")
+        prefix = dataset.rstrip("/") + "/"
+        present = [m.path[len(prefix) :] for m in FileSystems.match([found])[0].metadata_list]
+        foreign = [path for path in present if path not in listed]
+        if foreign:
+            fail(
+                f"{FileSystems.join(dataset, request.directory)} holds {len(foreign)} files the dataset's manifest "
+                f"does not list ({', '.join(foreign[:3])}): the export would replace them; move them away first"
+            )
+    lease = acquire_lease(dataset, Lease.new("exports"))
+    try:
+        results = run_exports(dataset, requests, dataset, include_unresolved=include_unresolved, argv=argv)
+        update_manifest(dataset, [request.directory for request in requests])
+        return results
+    finally:
+        release_lease(dataset, lease)
 
 
 def format_export(request: ExportRequest, counts: Mapping[str, int]) -> str:
@@ -907,10 +933,17 @@ def main(argv: Sequence[str] | None = None) -> None:
     for name in names:
         if name not in EXPORTERS:
             fail(f"--export {name!r}: choose from {', '.join(EXPORTERS)}")
-    root = args.output or FileSystems.join(args.dataset, EXPORT_DIR)
-    requests = [ExportRequest(name, name) for name in names]
+    requests = [ExportRequest(name, name if args.output else f"{EXPORT_DIR}/{name}") for name in names]
     try:
-        results = run_exports(args.dataset, requests, root, include_unresolved=args.export_unresolved, argv=beam_args)
+        flags = {"include_unresolved": args.export_unresolved, "argv": beam_args}
+        if args.output:
+            root = args.output
+            results = run_exports(args.dataset, requests, root, **flags)
+        else:
+            root = args.dataset
+            results = write_exports(args.dataset, requests, **flags)
+    except LeaseHeld as err:
+        fail(str(err))
     except FileNotFoundError as err:
         wanted = ", ".join(f"--export {n} reads a pipelines.{_pipeline_of(n)} dataset" for n in names)
         fail(f"{err} ({wanted})")

@@ -343,3 +343,33 @@ def test_a_manifest_write_that_fails_leaves_no_success_and_is_redone(staged, tmp
     manifest = json.loads((out / "manifest.json").read_text())
     assert (out / "_SUCCESS").exists() and manifest["complete"]
     assert all((out / f["path"]).stat().st_size == f["bytes"] for f in manifest["files"])
+
+
+# ----------------------------------------------------------------------------------- exports made later
+
+
+def test_an_export_made_later_is_listed_in_the_manifest_and_removed_with_the_dataset(finished, tmp_path, capsys):
+    from pipelines.exports import main as exports
+
+    out = _copy(finished, tmp_path)
+    exports(["--dataset", str(out), "--export", "hatten"])
+    manifest = json.loads((out / "manifest.json").read_text())
+    listed = {f["path"]: f["bytes"] for f in manifest["files"] if f["path"].startswith("export/hatten/")}
+    on_disk = {str(p.relative_to(out)): p.stat().st_size for p in (out / "export" / "hatten").iterdir()}
+    assert listed == on_disk and "export/hatten/train.json" in listed
+    assert not (out / LEASE).exists()
+    run([RUNNER, "--output", str(out), "--overwrite"])  # a new dataset, without the export: none left behind
+    assert not (out / "export").exists()
+
+
+def test_an_export_never_replaces_a_file_the_dataset_does_not_list(finished, tmp_path, capsys):
+    from pipelines.exports import main as exports
+
+    out = _copy(finished, tmp_path)
+    (out / "export" / "hatten").mkdir(parents=True)
+    (out / "export" / "hatten" / "papers.json").write_text("my own papers.json")
+    with pytest.raises(SystemExit) as stopped:
+        exports(["--dataset", str(out), "--export", "hatten"])
+    assert stopped.value.code == 2
+    assert "does not list" in capsys.readouterr().err
+    assert (out / "export" / "hatten" / "papers.json").read_text() == "my own papers.json"
