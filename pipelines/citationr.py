@@ -55,9 +55,12 @@ from extractors.reviews.dataset import (
 from extractors.reviews.forms import (
     ALL_FREE_TEXT,
     ReviewFields,
+    is_review_letter,
+    local_id,
     merge_submissions,
     parse_review_file,
     split_for_submission,
+    with_scoped_ids,
 )
 from extractors.reviews.mentions import RECOMMENDED, Bibliography, MentionConfig, extract_review_mentions, mention_key
 from extractors.reviews.mentions.learned import model_weights
@@ -98,7 +101,9 @@ EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "reviews"
 
 
 class ParseReviewFileFn(TallyingFn):
-    """A review file (read whole, decompressed by suffix, capped) into reviews, submissions, dead letters."""
+    """A review file (read whole, decompressed by suffix, capped) into reviews, submissions, dead letters; ids
+    qualified by their venue (`with_scoped_ids`). A review is counted in (`reviews_in`) as it is read or
+    dead-lettered on its own (`is_review_letter`)."""
 
     def __init__(self, fields: ReviewFields = ALL_FREE_TEXT, max_bytes: int = MAX_DOCUMENT_BYTES) -> None:
         self.fields = fields
@@ -115,7 +120,7 @@ class ParseReviewFileFn(TallyingFn):
         except read_errors() as err:
             items = [DeadLetter(path, "read", "unreadable_file", f"{type(err).__name__}: {err}"[:500])]
         else:
-            items = list(parse_review_file(data, path, self.fields))
+            items = with_scoped_ids(list(parse_review_file(data, path, self.fields, tally)), path)
         if items and all(isinstance(i, DeadLetter) and i.source == path for i in items):
             tally("review_files_dead_lettered")
         for item in items:
@@ -127,7 +132,7 @@ class ParseReviewFileFn(TallyingFn):
             elif isinstance(item, Submission):
                 yield TaggedOutput("submissions", item)
             else:
-                if item.reason in ("empty_review", "unreadable_review"):
+                if is_review_letter(item, path):
                     tally("reviews_in")
                     tally("reviews_dead_lettered")
                 tally(f"dead:{item.stage}:{item.reason}")
@@ -135,8 +140,30 @@ class ParseReviewFileFn(TallyingFn):
         yield from tally.emit()
 
 
+class OneReviewPerIdFn(TallyingFn):
+    """The reviews read under one id into one: the first by (file, text); each other is a `duplicate_review`
+    dead letter (the same review in two files, or a review id given twice), so that every review read is written
+    or dead-lettered."""
+
+    def process(self, element) -> Iterator:
+        review_id, reviews = element
+        tally = self.tallies(NAMESPACE)
+        kept, *others = sorted(reviews, key=lambda r: (r.source, r.text))
+        for other in others:
+            text = "the same text" if other.text == kept.text else "another text"
+            detail = f"review {review_id} ({text}) is kept as read from {kept.source}"
+            tally("reviews_dead_lettered")
+            tally("dead:read_reviews:duplicate_review")
+            yield TaggedOutput(
+                DEAD, DeadLetter(f"{other.source}#{review_id}", "read_reviews", "duplicate_review", detail)
+            )
+        yield kept
+        yield from tally.emit()
+
+
 class ReadReviews(beam.PTransform):
-    """Review files into `reviews`, merged `submissions`, `dead` and `tally`."""
+    """Review files into `reviews` (one per id, `OneReviewPerIdFn`), merged `submissions` (one per id: the
+    records of one submission at one venue), `dead` and `tally`."""
 
     def __init__(
         self, patterns: list[str], fields: ReviewFields = ALL_FREE_TEXT, read: ReadConfig | None = None
@@ -155,7 +182,7 @@ class ReadReviews(beam.PTransform):
             parsed["reviews"]
             | "ReviewsById" >> beam.Map(lambda r: (r.review_id, r))
             | "GroupReviewIds" >> beam.GroupByKey()
-            | "OneReviewPerId" >> beam.MapTuple(lambda _, rs: sorted(rs, key=lambda r: (r.source, r.text))[0])
+            | "OneReviewPerId" >> beam.ParDo(OneReviewPerIdFn()).with_outputs(DEAD, TALLY, main="reviews")
         )
         submissions = (
             parsed["submissions"]
@@ -164,8 +191,9 @@ class ReadReviews(beam.PTransform):
             | "MergeSubmissions" >> beam.MapTuple(lambda _, ss: merge_submissions(list(ss)))
         )
         count = submissions | "CountSubmissions" >> beam.Map(lambda _: ("submissions", 1))
-        tally = (parsed[TALLY], count) | "ReadTallies" >> beam.Flatten()
-        return {"reviews": reviews, "submissions": submissions, DEAD: parsed[DEAD], TALLY: tally}
+        tally = (parsed[TALLY], reviews[TALLY], count) | "ReadTallies" >> beam.Flatten()
+        dead = (parsed[DEAD], reviews[DEAD]) | "ReadDeadLetters" >> beam.Flatten()
+        return {"reviews": reviews.reviews, "submissions": submissions, DEAD: dead, TALLY: tally}
 
 
 # ------------------------------------------------------------------------------- submission bibliographies
@@ -177,12 +205,28 @@ def _document_keys(document: ParsedDocument) -> list[tuple[str, Bibliography]]:
 
 
 def _keyed_submissions(submission: Submission) -> list[tuple[str, str]]:
-    return [(key, submission.submission_id) for key in submission_keys(submission)]
+    """A submission's join keys (`submission_keys`), and its id as its source names it (`local_id`), which a
+    paper's file stem or a database id may be."""
+    keys = [*submission_keys(submission), f"id:{local_id(submission.submission_id)}"]
+    return [(key, submission.submission_id) for key in dict.fromkeys(keys)]
 
 
 def _pair_up(element) -> list[tuple[str, object]]:
     _, grouped = element
     return [(s, value) for s in dict.fromkeys(grouped["submissions"]) for value in grouped["values"]]
+
+
+def _pair_by_key(element) -> Iterator:
+    """`_pair_up` for a join by id or title, except that an `id:` key that several submissions share (one id at
+    two venues, "304") pairs none: whose paper or record it is cannot be told (counted as
+    `bibliography_ambiguous_id`)."""
+    key, grouped = element
+    submissions = list(dict.fromkeys(grouped["submissions"]))
+    if len(submissions) > 1 and key.startswith("id:"):
+        if next(iter(grouped["values"]), None) is not None:
+            yield TaggedOutput(TALLY, ("bibliography_ambiguous_id", 1))
+        return
+    yield from _pair_up(element)
 
 
 class SubmissionBibliographies(beam.PTransform):
@@ -219,11 +263,12 @@ class SubmissionBibliographies(beam.PTransform):
         own = (
             {"values": documents | "DocumentKeys" >> beam.FlatMap(_document_keys), "submissions": keyed}
             | "JoinPapersToSubmissions" >> beam.CoGroupByKey()
-            | "PairUp" >> beam.FlatMap(_pair_up)
+            | "PairUp" >> beam.FlatMap(_pair_by_key).with_outputs(TALLY, main="pairs")
         )
         from_database = {"submissions": keyed, "papers": papers} | "FromDatabase" >> DatabaseBibliographies()
+        tallies += [own[TALLY], from_database[TALLY]]
         joined = (
-            (own, from_database)
+            (own.pairs, from_database["bibliographies"])
             | "AllBibliographies" >> beam.Flatten()
             | "GroupBibliographies" >> beam.GroupByKey()
             | "Fullest" >> beam.MapTuple(lambda s, bs: (s, fullest(bs)))
@@ -238,19 +283,21 @@ class SubmissionBibliographies(beam.PTransform):
 class DatabaseBibliographies(beam.PTransform):
     """`{"submissions": (key, submission id), "papers": Paper}` to (submission id, Bibliography) for each
     submission whose database record lists what it cites: the record found by id or title (`paper_keys`), its
-    cited S2 ids looked up in the same database, their titles and identifiers the bibliography."""
+    cited S2 ids looked up in the same database, their titles and identifiers the bibliography. Returns
+    `{"bibliographies", "tally"}`."""
 
     def expand(self, inputs):
         papers = inputs["papers"]
-        records = (
+        paired = (
             {
                 "submissions": inputs["submissions"],
                 "values": papers | "RecordKeys" >> beam.FlatMap(lambda p: [(k, p) for k in paper_keys(p)]),
             }
             | "JoinRecordsToSubmissions" >> beam.CoGroupByKey()
-            | "SubmissionRecords" >> beam.FlatMap(_pair_up)
-            | "OneRecordPerSubmission"
-            >> beam.combiners.Top.PerKey(1, key=lambda p: (len(p.outbound_s2_ids), p.paper_id))
+            | "SubmissionRecords" >> beam.FlatMap(_pair_by_key).with_outputs(TALLY, main="pairs")
+        )
+        records = paired.pairs | "OneRecordPerSubmission" >> beam.combiners.Top.PerKey(
+            1, key=lambda p: (len(p.outbound_s2_ids), p.paper_id)
         )
         cites = records | "CitedS2Ids" >> beam.FlatMap(
             lambda kv: [(s2_id, kv[0]) for s2_id in dict.fromkeys(kv[1][0].outbound_s2_ids)]
@@ -266,7 +313,7 @@ class DatabaseBibliographies(beam.PTransform):
             | "GroupCited" >> beam.GroupByKey()
             | "CitedBibliography" >> beam.MapTuple(lambda s, ps: (s, bibliography_of_papers(ps)))
         )
-        return cited
+        return {"bibliographies": cited, TALLY: paired[TALLY]}
 
 
 # ------------------------------------------------------------------------------------------ mine mentions
@@ -628,7 +675,9 @@ class _QueryFn(beam.DoFn):
 
 def _assign_split(pair, year_counts: dict, config: CitationrConfig) -> Iterator:
     query, positives = pair
-    split = split_for_submission(query.submission_id, query.year, year_counts, config.cut_points(), config.split_seed)
+    # the coin is the id as its source names it: a submission's split does not hang on how its venue is spelled
+    coin = local_id(query.submission_id)
+    split = split_for_submission(coin, query.year, year_counts, config.cut_points(), config.split_seed)
     yield TaggedOutput(TALLY, ("queries", 1))
     yield TaggedOutput(TALLY, (f"queries:{split}", 1))
     yield TaggedOutput(TALLY, ("positives", len(positives)))
@@ -842,8 +891,10 @@ def build_pipeline(
     wanted = {"positives": built["positives"], "queries": built["queries"], "papers": papers}
     candidates = wanted | "SelectCandidates" >> SelectCandidates(config)
     dead = tuple(dead_letters) | "AllDeadLetters" >> beam.Flatten()
+    written = mined["reviews"] | "CountWrittenReviews" >> beam.Map(lambda _: ("reviews_written", 1))
     tallies = (
         read[TALLY],
+        written,
         bib[TALLY],
         database[TALLY],
         mined[TALLY],

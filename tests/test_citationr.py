@@ -74,6 +74,7 @@ def test_example_end_to_end(tmp_path):
     # all; SUBA01's already cites Spectral Bounds and builds on Curvature-Guided Edge Addition. "Feld et al."
     # names no title or identifier, so it is no paper mention.
     assert funnel["reviews_read"] == funnel["reviews_in"] - 2
+    assert funnel["reviews_written"] == len(read_rows(tmp_path / "reviews")) == funnel["reviews_in"] - 2
     assert (funnel["reviews_recommending"], funnel["recommended_resolved"], funnel["recommended_unresolved"]) == (
         4,
         5,
@@ -96,8 +97,8 @@ def test_example_end_to_end(tmp_path):
     )
     assert by_title["Positional Encodings for Sparse Transformers on Graphs"]["paper_id"] == "2106.00404"
     queries = read_rows(tmp_path / "queries")
-    assert {q["submission_id"] for q in queries} == {"SUBA01", "SUBB02", "SUBC03"}
-    suba = next(q for q in queries if q["submission_id"] == "SUBA01")
+    assert {q["submission_id"] for q in queries} == {"neurips-2023:SUBA01", "neurips-2024:SUBB02", "iclr-2022:SUBC03"}
+    suba = next(q for q in queries if q["submission_id"] == "neurips-2023:SUBA01")
     assert "Curvature-Guided Edge Addition" in suba["reference_titles"]
     assert "2203.00202" not in suba["positive_ids"]
     counts = export_rmc_json(str(tmp_path), str(tmp_path / "json"))  # the RMC layout: data/... (tests/test_exports.py)
@@ -107,8 +108,8 @@ def test_example_end_to_end(tmp_path):
     exported = [q for name in ("train", "val", "test") for q in json.loads((data / f"{name}.json").read_text())]
     assert sum(counts[f"data/{n}.json"] for n in ("train", "val", "test")) == len(exported) == 3
     assert all(pid in papers for q in exported for pid in q["positive_ids"])
-    assert set(papers["SUBA01"]) == {"title", "abstract", "bib_refs"}
-    assert [bibrefs[b]["title"] for b in papers["SUBA01"]["bib_refs"]] == suba["reference_titles"]
+    assert set(papers["neurips-2023:SUBA01"]) == {"title", "abstract", "bib_refs"}
+    assert [bibrefs[b]["title"] for b in papers["neurips-2023:SUBA01"]["bib_refs"]] == suba["reference_titles"]
 
 
 @pytest.mark.e2e
@@ -131,7 +132,10 @@ def test_shared_neurips_reviews(shared, tmp_path):
     reviews = read_rows(tmp_path / "reviews")
     review_letters = [r for r in read_rows(tmp_path / "dead_letter") if "#" in r["source"]]
     assert len(reviews) + len(review_letters) == expected_reviews
-    assert len(reviews) == funnel["reviews_read"]
+    assert len(reviews) == funnel["reviews_read"] == funnel["reviews_written"] and stats["checks"]["reviews_balance"]
+    # the files' PeerRead ids are OpenReview's, unique: qualified by their venue, none meets another
+    venues = {Path(path).parent.name.replace("_full", "").replace("_", "-") for path in files}
+    assert {r["submission_id"].split(":")[0] for r in reviews} == venues == {f"neurips-{y}" for y in (2023, 2024, 2025)}
     mentions = read_rows(tmp_path / "mentions")
     kinds = Counter(m["kind"] for m in mentions)
     assert set(kinds) <= {"recommended", "already_cited", "discussed"}
@@ -250,13 +254,15 @@ def test_database_references_decide_already_cited_and_the_extension_is_per_query
         "submissions_undecided": 1,  # S2 has no record: its recommendations may hold papers it cites
         "recommended_mentions_undecided": 2,
         "references_from": {"database": 1},
+        "ambiguous_ids": 0,
     }
     candidates = {c["title"]: (c["role"], c["query_ids"]) for c in read_rows(tmp_path / "out" / "candidates")}
-    assert candidates[mixture] == ("positive", ["S1", "S2"])
+    assert candidates[mixture] == ("positive", ["venue-2023:S1", "venue-2023:S2"])  # the notes' invitations
     # 300 (2021, CS) opens 2020..2022 for both queries (2023): 400 is in; 410 after the window, 500 before it,
     # 600 in another category, 200 (2022) is S1's cited paper, in the window too
-    assert candidates["Another Control Paper Within the Window"] == ("extension", ["S1", "S2"])
-    assert candidates[gated] == ("extension", ["S1", "S2"])
+    both = ["venue-2023:S1", "venue-2023:S2"]
+    assert candidates["Another Control Paper Within the Window"] == ("extension", both)
+    assert candidates[gated] == ("extension", both)
     assert not {
         "A Control Paper After the Window",
         "A Control Paper Long Before",

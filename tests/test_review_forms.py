@@ -6,13 +6,19 @@ files shaped after the documented forms (`tests/fixtures/reviews/`) and on the r
 from __future__ import annotations
 
 import csv
+import io
 import json
+from collections import Counter
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from extractors.records import DeadLetter
 from extractors.reviews.forms import (
+    CSV_DUPLICATE_COLUMNS,
+    JSON_DUPLICATE_KEYS,
     NOT_REVIEW_TEXT,
     REVIEW_TEXT_FIELDS,
     ReviewFields,
@@ -172,6 +178,145 @@ def test_a_review_note_with_scores_only_is_a_dead_letter_and_a_flag_is_no_text()
     }
     items = list(parse_review_file(json.dumps(note).encode(), "n.json"))
     assert [(type(i).__name__, getattr(i, "reason", None)) for i in items] == [("DeadLetter", "empty_review")]
+
+
+# ------------------------------------------------------------------ reading files: quotes, encodings, keys
+
+
+def counted_read(data: bytes, path: str) -> tuple[list, Counter]:
+    counts: Counter = Counter()
+    items = list(parse_review_file(data, path, count=lambda name, n=1: counts.update({name: n})))
+    return items, counts
+
+
+def letters_of(items: list) -> list[tuple[str, str]]:
+    return [(i.source, i.reason) for i in items if isinstance(i, DeadLetter)]
+
+
+HEADER = "id,forum,summary\n"
+
+
+def test_an_unterminated_quote_dead_letters_the_rows_it_swallows_never_one_review():
+    text = HEADER + 'R1,S1,"fine"\nR2,S1,"a quote never closed\nR3,S1,third\nR4,S1,fourth\n'
+    items = list(parse_review_file(text.encode(), "v/e.csv"))
+    assert set(reviews_of(items)) == {"R1"}
+    assert letters_of(items) == [("v/e.csv:3", "unterminated_quote")]
+    assert "line 3" in next(i.detail for i in items if isinstance(i, DeadLetter))
+
+
+def test_a_stray_quote_closed_rows_later_dead_letters_the_joined_row_and_reads_on():
+    """The quote of row 3 closes in row 4 before a comma: one row of three fields whose forum spans lines, not a
+    review of submission 'S1,broken\\nR3,S1'; row 5 is read."""
+    text = HEADER + 'R1,S1,first\nR2,"S1,broken\nR3,S1",third\nR4,S1,fourth\n'
+    items = list(parse_review_file(text.encode(), "v/e.csv"))
+    assert set(reviews_of(items)) == {"R1", "R4"}
+    assert letters_of(items) == [("v/e.csv:3", "bad_csv_row")]
+
+
+def test_a_row_with_more_fields_than_the_header_is_a_dead_letter_and_reading_goes_on():
+    text = HEADER + 'R1,S1,first\nR2,"S1,broken\nR3",S1,third,extra\nR4,S1,fourth\n'
+    items = list(parse_review_file(text.encode(), "v/e.csv"))
+    assert set(reviews_of(items)) == {"R1", "R4"}
+    assert letters_of(items) == [("v/e.csv:3", "bad_csv_row")]
+
+
+def test_a_quote_inside_an_unquoted_field_is_text():
+    items = list(parse_review_file((HEADER + 'R1,S1,the "Attention" paper is missing\n').encode(), "v/e.csv"))
+    assert reviews_of(items)["R1"].text.strip() == 'the "Attention" paper is missing'
+
+
+@given(
+    st.lists(st.text(alphabet='ab ,\n"', max_size=12), min_size=1, max_size=5),
+    st.booleans(),
+    st.integers(min_value=0),
+)
+def test_a_deleted_quote_never_joins_two_rows_into_one_review(texts, quote_all, pick):
+    """Rows whose text holds commas, quotes and line breaks, written by the csv module, one quote then deleted:
+    whatever is read, no review holds the text of two rows."""
+    buffer = io.StringIO(newline="")
+    writer = csv.writer(buffer, quoting=csv.QUOTE_ALL if quote_all else csv.QUOTE_MINIMAL)
+    writer.writerow(["id", "forum", "summary"])
+    writer.writerows([f"R{k}", "S1", f"@row{k}@ {text}"] for k, text in enumerate(texts))
+    written = buffer.getvalue()
+    whole = reviews_of(list(parse_review_file(written.encode(), "v/p.csv")))
+    assert sorted(whole) == sorted(f"R{k}" for k in range(len(texts)))
+    quotes = [k for k, char in enumerate(written) if char == '"']
+    if not quotes:
+        return
+    cut = quotes[pick % len(quotes)]
+    broken = written[:cut] + written[cut + 1 :]
+    for review in reviews_of(list(parse_review_file(broken.encode(), "v/p.csv"))).values():
+        assert review.text.count("@row") <= 1, review
+
+
+def _fourteen_reviews() -> str:
+    rows = [f"R{k},S{k % 5},The paper misses related work number {k}." for k in range(14)]
+    return HEADER + "\n".join(rows) + "\n"
+
+
+@pytest.mark.parametrize(
+    ("codec", "counted"),
+    [
+        ("utf-16-le", "utf-16-le-without-bom"),
+        ("utf-16-be", "utf-16-be-without-bom"),
+        ("utf-16", "utf-16-bom"),
+        ("utf-32", "utf-32-bom"),
+    ],
+)
+def test_a_utf16_csv_is_read_as_its_utf8_self_and_its_encoding_counted(codec, counted):
+    text = _fourteen_reviews()
+    items, counts = counted_read(text.encode(codec), "v/e.csv")
+    assert not letters_of(items)  # not 14 `missing_id` letters
+    assert reviews_of(items) == reviews_of(list(parse_review_file(text.encode(), "v/e.csv")))
+    assert len(reviews_of(items)) == 14 and counts == {f"reading:encoding:{counted}": 1}
+
+
+def test_utf32_without_a_mark_is_a_dead_letter_that_says_so():
+    items = list(parse_review_file(_fourteen_reviews().encode("utf-32-le"), "v/e.csv"))
+    assert letters_of(items) == [("v/e.csv", "undecodable_bytes")]
+    assert "UTF-32" in items[0].detail
+
+
+def test_a_real_csv_export_in_utf16_without_a_mark_reads_the_same_reviews(shared):
+    path = shared / "reviews" / "review-citation-bias" / "annotated_data_for_reviews" / "ICLRwithLabels.csv"
+    text = path.read_bytes().decode("utf-8-sig")
+    assert "\x00" not in text and any(ord(c) > 127 for c in text)  # so UTF-8 cannot read it in UTF-16
+    wide = reviews_of(list(parse_review_file(text.encode("utf-16-le"), str(path))))
+    assert wide == reviews_of(read(path)) and len(wide) == 34
+
+
+def test_a_real_csv_export_with_a_closing_quote_deleted_reads_the_rows_before_and_dead_letters_the_rest(shared):
+    path = shared / "reviews" / "review-citation-bias" / "annotated_data_for_reviews" / "ICLRwithLabels.csv"
+    text = path.read_bytes().decode("utf-8-sig")
+    rows = list(csv.DictReader(io.StringIO(text, newline="")))
+    tenth = rows[9]["summary_of_the_paper"]  # the tenth row's first text field, quoted as it holds line breaks
+    quoted = '"' + tenth.replace('"', '""') + '"'
+    assert "\n" in tenth and text.count(quoted) == 1
+    broken = text.replace(quoted, quoted[:-1])
+    items = list(parse_review_file(broken.encode(), "v/ICLRwithLabels.csv"))
+    assert set(reviews_of(items)) == {row["id"] for row in rows[:9]}
+    assert [(source, reason in ("bad_csv", "unterminated_quote")) for source, reason in letters_of(items)] == [
+        ("v/ICLRwithLabels.csv:11", True)
+    ]
+
+
+def test_duplicate_json_keys_keep_the_last_value_and_are_counted():
+    record = (
+        '{"id": "S1", "title": "First title", "title": "Last title", "abstract": "A.", "reviews": ['
+        '{"comments": "An early draft.", "comments": "The final review text."}]}'
+    )
+    items, counts = counted_read(record.encode(), "v/S1.json")
+    submission = next(i for i in items if isinstance(i, Submission))
+    assert submission.title == "Last title" and reviews_of(items)["S1/r0"].text.strip() == "The final review text."
+    assert counts == {JSON_DUPLICATE_KEYS: 2}
+    lines = '{"id": "R1", "forum": "S1", "content": {"summary": "x", "summary": "The kept one."}}\n' * 2
+    items, counts = counted_read(lines.encode(), "v/notes.jsonl")
+    assert counts == {JSON_DUPLICATE_KEYS: 2} and reviews_of(items)["R1"].text.strip() == "The kept one."
+
+
+def test_duplicate_csv_columns_keep_the_last_and_are_counted():
+    items, counts = counted_read(b"id,forum,summary,summary\nR1,S1,early,The kept one.\n", "v/e.csv")
+    assert reviews_of(items)["R1"].text.strip() == "The kept one." and counts == {CSV_DUPLICATE_COLUMNS: 1}
 
 
 # -------------------------------------------------------------------------------------- real exports

@@ -208,7 +208,10 @@ def test_the_pipeline_resolves_names_through_title_heads(tmp_path, matcher):
             title_matcher=matcher,
         )
     rows = read_rows(tmp_path / "out" / "mentions")
-    names = {(m["review_id"], m["text"]): (m["kind"], m["paper_id"], m["resolved_by"]) for m in rows}
+    names = {
+        (m["review_id"].removeprefix("venue-2023:"), m["text"]): (m["kind"], m["paper_id"], m["resolved_by"])
+        for m in rows
+    }
     assert names == {
         ("R1", "LoRA"): (RECOMMENDED, "100", "name"),
         ("R1", "BERT"): (RECOMMENDED, "200", "name"),

@@ -150,6 +150,7 @@ FUNNEL_KEYS = (
     "reviews_in",
     "reviews_read",
     "reviews_dead_lettered",
+    "reviews_written",
     "submissions",
     "submissions_with_bibliography",
     "submissions_reviewed",
@@ -171,11 +172,14 @@ FUNNEL_KEYS = (
 
 
 def build_stats(tallies: Mapping[str, int], options: Mapping) -> dict:
-    """stats.json: the funnel with its balance checks, queries per split, resolution and dead letters."""
+    """stats.json: the funnel with its balance checks, queries per split, resolution, dead letters and what reading
+    had to decide (`reading`: encodings other than UTF-8, duplicate JSON keys or CSV columns, the last one kept).
+    `reviews_balance`: every review read from the files is a row of `reviews/` or a dead letter (a duplicate id
+    included)."""
     funnel = assembly.funnel_counts(tallies, FUNNEL_KEYS)
     kinds = sum(funnel[f"mentions_kind:{k}"] for k in (RECOMMENDED, ALREADY_CITED, DISCUSSED))
     checks = {
-        "reviews_balance": funnel["reviews_in"] == funnel["reviews_read"] + funnel["reviews_dead_lettered"],
+        "reviews_balance": funnel["reviews_in"] == funnel["reviews_written"] + funnel["reviews_dead_lettered"],
         "mentions_balance": funnel["mentions"] == kinds,
         "recommended_balance": funnel["mentions_kind:recommended"]
         == funnel["recommended_resolved"] + funnel["recommended_unresolved"],
@@ -188,6 +192,7 @@ def build_stats(tallies: Mapping[str, int], options: Mapping) -> dict:
         "mention_sources": assembly.counts_under(tallies, "mentions"),
         "decisions": assembly.counts_under(tallies, "reason"),
         "dead_letters": assembly.counts_under(tallies, "dead"),
+        "reading": assembly.counts_under(tallies, "reading"),
         "already_cited": already_cited_stats(tallies),
         "candidates": assembly.counts_under(tallies, "candidates"),
         "grobid": assembly.counts_starting(tallies, ("grobid_", "reviewer_references_")),
@@ -198,7 +203,8 @@ def build_stats(tallies: Mapping[str, int], options: Mapping) -> dict:
 def already_cited_stats(tallies: Mapping[str, int]) -> dict[str, object]:
     """Whether the run could tell `already_cited` from `recommended`: the reviewed submissions whose own references
     were known (and from where), those undecided, and the recommended mentions of undecided submissions (which
-    may be papers the submission already cites)."""
+    may be papers the submission already cites); `ambiguous_ids`: the paper files or database records whose id
+    several submissions share (one id at two venues), joined to none by that id."""
     undecided = int(tallies.get("submissions_cited_undecided", 0))
     reviewed = int(tallies.get("submissions_reviewed", 0))
     return {
@@ -208,6 +214,7 @@ def already_cited_stats(tallies: Mapping[str, int]) -> dict[str, object]:
         "submissions_undecided": undecided,
         "recommended_mentions_undecided": int(tallies.get("recommended_cited_undecided", 0)),
         "references_from": assembly.counts_under(tallies, "submissions_with_bibliography"),
+        "ambiguous_ids": int(tallies.get("bibliography_ambiguous_id", 0)),
     }
 
 
@@ -225,9 +232,10 @@ def citationr_warnings(stats: Mapping) -> list[str]:
 
 def format_funnel(stats: Mapping) -> str:
     """The end-of-run summary: the funnel, queries per split, the dead letters by reason, the checks."""
-    dead = stats["dead_letters"]
+    dead, reading = stats["dead_letters"], stats.get("reading") or {}
     lines = [assembly.per_split_line("queries", stats["queries"])]
     lines += ["dead letters: " + ", ".join(f"{k} {v:,}" for k, v in dead.items())] if dead else []
+    lines += ["reading: " + ", ".join(f"{k} {v:,}" for k, v in reading.items())] if reading else []
     return assembly.format_summary(stats, lines)
 
 
@@ -238,15 +246,15 @@ def dataset_files(tallies: Mapping[str, int], options: Mapping) -> dict[str, byt
 
 
 TABLE_ROWS = {"positives": "positives", "candidates": "candidates", "mentions": "mentions", "reviews": "reviews_read"}
-"""The tables a CitationR card lists as HuggingFace configs besides the queries, with the funnel key that
-counts their rows."""
+"""The tables a CitationR card lists as HuggingFace configs besides the queries, with the funnel key that is not
+zero when they have rows."""
 
 
 def dataset_card(stats: Mapping) -> str:
     """README.md for the written dataset: its HuggingFace configs (`default`, the queries by split, then each
     other table with rows), the tables, the funnel."""
     f = stats["funnel"]
-    share = f["reviews_recommending"] / f["reviews_read"] if f["reviews_read"] else 0.0
+    share = f["reviews_recommending"] / f["reviews_written"] if f["reviews_written"] else 0.0
     empty = [split for split in SPLITS if stats["queries"].get(split, 0) == 0]
     tables = [(table, f.get(key, 0)) for table, key in TABLE_ROWS.items()]
     return assembly.hf_front_matter(
@@ -261,7 +269,8 @@ def dataset_card(stats: Mapping) -> str:
             "## Tables (Parquet, zstd)",
             "- `mentions/`: one row per paper mention in a review, with `kind` (recommended / already_cited /",
             "  discussed), the rule that decided it (`reason`), its identifiers, title and resolved `paper_id`.",
-            "- `reviews/`: one row per review read, with its mention counts.",
+            "- `reviews/`: one row per review read (one per id), with its mention counts; ids are",
+            "  `<venue>:<id>` (`neurips-2023:0Iw2dLh8uq/r0`), so that two venues' ids never meet.",
             "- `queries/{train,validation,test}`: submissions with at least one recommended paper.",
             "- `positives/`: (submission, recommended paper); unresolved papers keep a `title:` id.",
             "- `candidates/`: the papers to rank: resolved positives, extension papers, title-only positives.",
@@ -271,7 +280,7 @@ def dataset_card(stats: Mapping) -> str:
             "",
             *[f"- {k}: {v:,}" for k, v in f.items()],
             "",
-            f"Share of reviews read that recommend a paper: {share:.1%}. Queries per split: "
+            f"Share of reviews written that recommend a paper: {share:.1%}. Queries per split: "
             + ", ".join(f"{k} {v:,}" for k, v in stats["queries"].items())
             + ".",
             "",

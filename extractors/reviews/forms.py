@@ -44,11 +44,20 @@ letter). Wrongly typed fields (readers in `extractors.documents.fields`; the rea
   must be a list; a reply that is not an object is an `unreadable_review` dead letter.
 - `cdate`/`tcdate`/`DATE`: only searched for a year; epoch milliseconds past the calendar are ignored.
 - Notes nested in lists or `{"notes": [...]}` more than `_MAX_NESTING` deep are `too_deep`, as is JSON
-  nested past the interpreter's recursion limit; a CSV the csv module cannot read further is `bad_csv`.
+  nested past the interpreter's recursion limit.
+
+Files (`parse_review_file`): decoded by their byte-order mark, or as UTF-16 without one when NUL bytes say so
+(`decode_review_bytes`); CSV read strictly, so that a broken quote never joins rows into one review
+(`parse_review_csv`: `unterminated_quote`, `bad_csv`, `bad_csv_row`); a key given twice in a JSON object or a CSV
+column named twice keeps its last value, counted (`reading:` counters).
+
+Ids are the source's own ("304", "0Iw2dLh8uq/r0"); a run qualifies them by venue (`with_scoped_ids`:
+"iclr-2017:304"), since venues number their submissions alike.
 """
 
 from __future__ import annotations
 
+import codecs
 import csv
 import datetime as dt
 import functools
@@ -57,11 +66,11 @@ import io
 import json
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from extractors.documents.fields import as_identifier, as_mapping, as_text, as_texts, wrong_type
 from extractors.documents.tei import PARSER_ERRORS, DocumentError
-from extractors.records import DeadLetter
+from extractors.records import CounterFn, DeadLetter, no_count
 from extractors.reviews.mentions.cleaning import clean_review_text
 from extractors.reviews.records import Review, Submission
 
@@ -393,7 +402,13 @@ def is_author_note(note: Mapping, invitation: str) -> bool:
 
 
 def _review(
-    review_id: str, submission_id: str, fields: Sequence[tuple[str, str]], kind: str, year: int | None, source: str
+    review_id: str,
+    submission_id: str,
+    fields: Sequence[tuple[str, str]],
+    kind: str,
+    year: int | None,
+    source: str,
+    scope: str | None = None,
 ) -> Review | DeadLetter:
     if len(fields) == 1:
         text = clean_review_text(fields[0][1]).strip()
@@ -408,7 +423,7 @@ def _review(
             reason="empty_review",
             detail=f"review {review_id} of {submission_id} has no review text in any field",
         )
-    return Review(review_id, submission_id, text, sections, kind, year, source)
+    return Review(review_id, submission_id, text, sections, kind, year, source, scope)
 
 
 def _peerread_review(
@@ -416,7 +431,7 @@ def _peerread_review(
 ) -> Review | DeadLetter:
     found = review_text_fields(review, fields, "reviews.")
     kind = review_kind(None, _text(review.get("TITLE"), "reviews.TITLE"), bool(review.get("IS_META_REVIEW")))
-    return _review(review_id, submission_id, found, kind, _year_of(venue, review.get("DATE")), source)
+    return _review(review_id, submission_id, found, kind, _year_of(venue, review.get("DATE")), source, venue)
 
 
 @_raises_only_review_errors
@@ -440,6 +455,7 @@ def parse_peerread(
         venue,
         source,
         _authors(record.get("authors")),
+        venue,
     )
     for index, review in enumerate(reviews):
         review_id = f"{submission_id}/r{index}"
@@ -467,10 +483,13 @@ def _invitations(note: Mapping) -> str:
     return " ".join(as_texts(value, "invitations", split=lambda t: (t,)))
 
 
-def _replies(note: Mapping, note_id: str, source: str, fields: ReviewFields) -> Iterator[ReviewInput]:
-    """The reviews among a submission note's `details.directReplies` (or `replies`); each reply that cannot be
-    read is a dead letter of its own. Replies the authors wrote, and decisions or comments without review text,
-    are not reviews and are passed over; a review reply without text is an `empty_review` dead letter."""
+def _replies(
+    note: Mapping, note_id: str, source: str, fields: ReviewFields, scope: str | None
+) -> Iterator[ReviewInput]:
+    """The reviews among a submission note's `details.directReplies` (or `replies`), in the submission's `scope`
+    unless they name their own; each reply that cannot be read is a dead letter of its own. Replies the authors
+    wrote, and decisions or comments without review text, are not reviews and are passed over; a review reply
+    without text is an `empty_review` dead letter."""
     details = note.get("details") if isinstance(note.get("details"), Mapping) else {}
     key = "directReplies" if details.get("directReplies") else "replies"
     replies = details.get(key) or []
@@ -488,7 +507,8 @@ def _replies(note: Mapping, note_id: str, source: str, fields: ReviewFields) -> 
             has_text = review_text_fields(content, fields, f"details.{key}.content.")
             if not has_text and not (_REVIEW_INVITATION.search(invitation) and review_kind(invitation) == "official"):
                 continue  # a decision or comment without review text
-            items = list(parse_openreview_note({**reply, "forum": reply.get("forum") or note_id}, source, fields))
+            reply = {**reply, "forum": reply.get("forum") or note_id}
+            items = list(parse_openreview_note(reply, source, fields, scope))
         except (ReviewInputError, DocumentError, *PARSER_ERRORS) as err:
             error = _as_review_error(err)
             items = [DeadLetter(where, "read_reviews", error.reason, error.detail[:500])]
@@ -498,11 +518,19 @@ def _replies(note: Mapping, note_id: str, source: str, fields: ReviewFields) -> 
 _SUBMISSION_INVITATION = re.compile(r"/-/(?:Blind_)?Submission$|/-/Submission\b", re.I)
 
 
+def _note_scope(note: Mapping, content: Mapping, invitation: str, venue: str | None) -> str | None:
+    """The venue a note's id belongs to: its invitation's venue path ("NeurIPS.cc/2024/Conference/Submission9"),
+    else its `domain` or `venueid`, else the venue it shows ("NeurIPS 2024 poster"); None when it names none."""
+    candidates = (invitation.split("/-/")[0], note.get("domain"), _value(content, "venueid"), venue)
+    return next((c.strip() for c in candidates if isinstance(c, str) and c.strip()), None)
+
+
 @_raises_only_review_errors
 def parse_openreview_note(
-    note: Mapping, source: str, fields: ReviewFields | Sequence[str] | None = None
+    note: Mapping, source: str, fields: ReviewFields | Sequence[str] | None = None, scope: str | None = None
 ) -> Iterator[ReviewInput]:
-    """One OpenReview note (API v1 or v2, or a flat CSV row): a submission with its replies, or a review."""
+    """One OpenReview note (API v1 or v2, or a flat CSV row): a submission with its replies, or a review. `scope`:
+    the venue of a note that names none (a reply under its submission's `details`)."""
     fields = review_fields_of(fields)
     content = note.get("content")
     prefix = "content."
@@ -513,6 +541,7 @@ def parse_openreview_note(
     invitation = _invitations(note)
     venue = _text(_value(content, "venue"), f"{prefix}venue")
     year = _year_of(invitation, venue, note.get("cdate"), note.get("tcdate"))
+    scope = _note_scope(note, content, invitation, venue) or scope
     titled = _value(content, "title") is not None and _value(content, "abstract") is not None
     is_submission = note_id is not None and (
         forum == note_id or (forum is None and titled) or bool(_SUBMISSION_INVITATION.search(invitation))
@@ -526,8 +555,9 @@ def parse_openreview_note(
             venue or invitation.split("/-/")[0] or None,
             source,
             _authors(_value(content, "authors")),
+            scope,
         )
-        yield from _replies(note, note_id, source, fields)
+        yield from _replies(note, note_id, source, fields, scope)
         return
     if not note_id or not forum:
         raise ReviewInputError(
@@ -540,8 +570,8 @@ def parse_openreview_note(
     if not found:
         yield DeadLetter(f"{source}#{note_id}", "read_reviews", "empty_review", "no field holds review text")
         return
-    yield Submission(forum, None, None, year, invitation.split("/-/")[0] or None, source)
-    yield _review(note_id, forum, found, review_kind(invitation), year, source)
+    yield Submission(forum, None, None, year, invitation.split("/-/")[0] or None, source, scope=scope)
+    yield _review(note_id, forum, found, review_kind(invitation), year, source, scope)
 
 
 @_raises_only_review_errors
@@ -555,12 +585,12 @@ def parse_disapere(record: Mapping, source: str) -> Iterator[ReviewInput]:
         raise ReviewInputError("missing_id", "a DISAPERE review needs metadata.forum_id and metadata.review_id")
     venue = _text(meta.get("conference"), "metadata.conference")
     year = _year_of(venue)
-    yield Submission(forum, _text(meta.get("title"), "metadata.title"), None, year, venue, source)
+    yield Submission(forum, _text(meta.get("title"), "metadata.title"), None, year, venue, source, scope=venue)
     sentences = record.get("review_sentences")
     if not isinstance(sentences, list):
         raise wrong_type("review_sentences", "list of sentences", sentences)
     text = disapere_text(sentences)
-    yield _review(review_id, forum, [("review", text)], "official", year, source)
+    yield _review(review_id, forum, [("review", text)], "official", year, source, venue)
 
 
 def disapere_text(sentences: Sequence[object]) -> str:
@@ -711,11 +741,59 @@ def _guarded(produce: Callable[[], Iterator[ReviewInput]], source: str) -> Itera
         yield DeadLetter(source, "read_reviews", error.reason, error.detail[:500])
 
 
-def _decode(data: bytes, source: str) -> str:
+# ------------------------------------------------------------------------------------------- reading files
+
+# Counter names (under `reading:`): what reading did to a file that a reader of the run must know.
+READING = "reading"
+JSON_DUPLICATE_KEYS = f"{READING}:json_duplicate_keys_last_wins"
+CSV_DUPLICATE_COLUMNS = f"{READING}:csv_duplicate_columns_last_wins"
+_BOMS = (
+    (codecs.BOM_UTF32_LE, "utf-32", "utf-32-bom"),  # before UTF-16's, whose mark it starts with
+    (codecs.BOM_UTF32_BE, "utf-32", "utf-32-bom"),
+    (codecs.BOM_UTF8, "utf-8-sig", ""),
+    (codecs.BOM_UTF16_LE, "utf-16", "utf-16-bom"),
+    (codecs.BOM_UTF16_BE, "utf-16", "utf-16-bom"),
+)
+_SNIFF_BYTES = 4096
+
+
+def sniff_encoding(data: bytes) -> tuple[str, str]:
+    """(codec, what to call it; "" for UTF-8) of a review file: the codec its byte-order mark names; else UTF-16
+    without a mark when NUL bytes fill a quarter or more of one byte position of each pair and at most an eighth
+    as many of the other (text in Latin script: every character's high byte is NUL); else UTF-8."""
+    for mark, codec, name in _BOMS:
+        if data.startswith(mark):
+            return codec, name
+    sample = data[:_SNIFF_BYTES]
+    pairs = len(sample) // 2
+    even, odd = sample[0 : 2 * pairs : 2].count(0), sample[1 : 2 * pairs : 2].count(0)
+    if pairs and odd >= pairs / 4 and even * 8 <= odd:
+        return "utf-16-le", "utf-16-le-without-bom"
+    if pairs and even >= pairs / 4 and odd * 8 <= even:
+        return "utf-16-be", "utf-16-be-without-bom"
+    return "utf-8", ""
+
+
+def decode_review_bytes(data: bytes, source: str, count: CounterFn = no_count) -> str:
+    """A review file's text in the encoding `sniff_encoding` finds (counted as `reading:encoding:<name>` when it
+    is not UTF-8). Raises `ReviewInputError` (`undecodable_bytes`, naming the encoding tried) when the bytes do not
+    decode, or when the text holds NUL characters: a binary file, or a wide encoding without a byte-order mark
+    that UTF-8 reads as text with a NUL between letters."""
+    codec, name = sniff_encoding(data)
     try:
-        return data.decode("utf-8-sig")
+        text = data.decode(codec)
     except UnicodeDecodeError as err:
-        raise ReviewInputError("undecodable_bytes", f"{source}: not UTF-8 at byte {err.start}") from err
+        which = name or "UTF-8"
+        raise ReviewInputError("undecodable_bytes", f"{source}: not {which} at byte {err.start}: {err.reason}") from err
+    if "\x00" in text[:_SNIFF_BYTES]:
+        raise ReviewInputError(
+            "undecodable_bytes",
+            f"{source}: NUL characters in the text read as {name or 'UTF-8'}: a binary file, or UTF-32 without a "
+            "byte-order mark",
+        )
+    if name:
+        count(f"{READING}:encoding:{name}", 1)
+    return text.removeprefix("\ufeff")
 
 
 def _format_of(path: str) -> str:
@@ -733,12 +811,14 @@ def _format_of(path: str) -> str:
 
 
 def parse_review_file(
-    data: bytes, path: str, fields: ReviewFields | Sequence[str] | None = None
+    data: bytes, path: str, fields: ReviewFields | Sequence[str] | None = None, count: CounterFn = no_count
 ) -> Iterator[ReviewInput]:
-    """One input file (JSON, JSONL, CSV or text) into submissions, reviews and dead letters; never raises."""
+    """One input file (JSON, JSONL, CSV or text) into submissions, reviews and dead letters; never raises. What
+    reading had to decide is counted under `reading:` (an encoding other than UTF-8, duplicate JSON keys or CSV
+    columns: the last one wins, as Python's json and csv.DictReader do)."""
     fields = review_fields_of(fields)
     try:
-        text = _decode(data, path)
+        text = decode_review_bytes(data, path, count)
     except ReviewInputError as err:
         yield DeadLetter(path, "read_reviews", err.reason, err.detail)
         return
@@ -747,39 +827,89 @@ def parse_review_file(
         return
     layout = _format_of(path)
     if layout == "csv":
-        csv.field_size_limit(2**31 - 1)
-        rows = csv.DictReader(io.StringIO(text, newline=""))  # newline="": the csv module reads line ends
-        number = 1
-        while True:
-            number += 1
-            try:
-                row = next(rows)
-            except StopIteration:
-                return
-            except csv.Error as err:  # the reader cannot find the next row: the rest of the file is lost
-                yield DeadLetter(f"{path}:{number}", "read_reviews", "bad_csv", f"{err}; rows from here are unread")
-                return
-            yield from _guarded(
-                lambda row=row, number=number: parse_openreview_note(row, f"{path}:{number}", fields),
-                f"{path}:{number}",
-            )
+        yield from parse_review_csv(text, path, fields, count)
+        return
     if layout == "jsonl":
         for number, line in enumerate(text.splitlines(), start=1):
             if line.strip():
                 yield from _guarded(
-                    lambda line=line, number=number: _parse_json(line, f"{path}:{number}", fields),
+                    lambda line=line, number=number: _parse_json(line, f"{path}:{number}", fields, count),
                     f"{path}:{number}",
                 )
         return
     if layout == "text":
         yield from _guarded(lambda: parse_text_reviews(text, path, fields), path)
         return
-    yield from _guarded(lambda: _parse_json(text, path, fields), path)
+    yield from _guarded(lambda: _parse_json(text, path, fields, count), path)
 
 
-def _parse_json(text: str, source: str, fields: ReviewFields) -> Iterator[ReviewInput]:
+_ID_COLUMNS = ("id", "forum", "replyto")
+
+
+def parse_review_csv(
+    text: str, path: str, fields: ReviewFields | Sequence[str] | None = None, count: CounterFn = no_count
+) -> Iterator[ReviewInput]:
+    """A flat CSV export of notes, one note per row (`path:<record number>`, the header's 1), read strictly, so
+    that a broken quote never joins rows into one review:
+    - a quoted field left open to the end of the file is an `unterminated_quote` dead letter, any other error the
+      csv module cannot read past a `bad_csv` one; both name the line the broken record starts on, and the rows
+      from there on are unread (where they start again cannot be known);
+    - a row with more or fewer fields than the header, or whose `id`, `forum` or `replyto` spans lines (a stray
+      quote that a later one closed), is a `bad_csv_row` dead letter; the rows after it are read."""
+    fields = review_fields_of(fields)
+    csv.field_size_limit(2**31 - 1)
+    reader = csv.reader(io.StringIO(text, newline=""), strict=True)  # newline="": the csv module reads line ends
+    header: list[str] | None = None
+    number = 0
+    while True:
+        first_line = reader.line_num + 1
+        try:
+            row = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as err:
+            yield _broken_csv(f"{path}:{number + 1}", first_line, reader.line_num, err)
+            return
+        if not row:
+            continue  # a blank line
+        number += 1
+        if header is None:
+            header = row
+            if len(set(header)) < len(header):
+                count(CSV_DUPLICATE_COLUMNS, len(header) - len(set(header)))
+            continue
+        where = f"{path}:{number}"
+        lines = f"lines {first_line}-{reader.line_num}" if reader.line_num > first_line else f"line {first_line}"
+        if len(row) != len(header):
+            detail = f"{len(row)} fields where the header has {len(header)} ({lines}): a stray quote may join rows"
+            yield DeadLetter(where, "read_reviews", "bad_csv_row", detail)
+            continue
+        note = dict(zip(header, row, strict=True))
+        spanning = [name for name in _ID_COLUMNS if "\n" in note.get(name, "") or "\r" in note.get(name, "")]
+        if spanning:
+            detail = f"{spanning[0]!r} spans {lines}: a stray quote joined rows"
+            yield DeadLetter(where, "read_reviews", "bad_csv_row", detail)
+            continue
+        yield from _guarded(lambda note=note, where=where: parse_openreview_note(note, where, fields), where)
+
+
+def _broken_csv(where: str, first_line: int, last_line: int, err: csv.Error) -> DeadLetter:
+    if str(err) == "unexpected end of data":
+        detail = f"a quoted field opened in the record on line {first_line} is never closed (read to the end, line "
+        return DeadLetter(where, "read_reviews", "unterminated_quote", f"{detail}{last_line}); rows from there unread")
+    detail = f"{err} in the record that starts on line {first_line} (read to line {last_line}); rows from there unread"
+    return DeadLetter(where, "read_reviews", "bad_csv", detail)
+
+
+def _parse_json(text: str, source: str, fields: ReviewFields, count: CounterFn = no_count) -> Iterator[ReviewInput]:
+    def last_wins(pairs: list[tuple[str, object]]) -> dict[str, object]:
+        record = dict(pairs)
+        if len(record) < len(pairs):
+            count(JSON_DUPLICATE_KEYS, len(pairs) - len(record))
+        return record
+
     try:
-        record = json.loads(text)
+        record = json.loads(text, object_pairs_hook=last_wins)
     except RecursionError as err:
         raise ReviewInputError("too_deep", "JSON nested deeper than the parser's recursion limit") from err
     except json.JSONDecodeError as err:
@@ -789,6 +919,75 @@ def _parse_json(text: str, source: str, fields: ReviewFields) -> Iterator[Review
     yield from parse_review_record(record, source, fields)
 
 
+def is_review_letter(letter: DeadLetter, path: str) -> bool:
+    """Does a dead letter of reading the file at `path` stand for one review (`<path>…#<review>`: an empty, unreadable
+    or wrongly typed review), not for the file, a line or row, or a note that is no review (`not_a_review`)?"""
+    return letter.stage == "read_reviews" and "#" in letter.source[len(path) :] and letter.reason != "not_a_review"
+
+
+# ------------------------------------------------------------------------------- ids qualified by their venue
+
+SCOPE_SEPARATOR = ":"
+_VENUE_FILLER = frozenset("submitted to under review for at the of proceedings cc org".split())
+_YEAR_WORD = re.compile(r"19[89]\d|20[0-4]\d")
+
+
+def venue_key(venue: str | None) -> str | None:
+    """A venue as a short key: its first word that is not a filler word, lower case, and its year ("NeurIPS 2023",
+    "NeurIPS.cc/2023/Conference/Submission9", "Submitted to NeurIPS 2023" -> "neurips-2023"; "ICLR2019" ->
+    "iclr-2019"); None when it has no word. The key stands for the venue's numbering of its submissions."""
+    words = re.findall(r"[a-z]+|\d+", (venue or "").casefold())
+    name = next((w for w in words if w.isalpha() and w not in _VENUE_FILLER), None)
+    year = next((w for w in words if _YEAR_WORD.fullmatch(w)), None)
+    return "-".join(w for w in (name, year) if w) or None
+
+
+def directory_key(path: str) -> str:
+    """The scope of ids whose records name no venue: the name of the file's folder, lower case, every run of other
+    characters one "-" (".../NeurIPS_2023/304.json" -> "neurips-2023"); "local" for a file outside any folder."""
+    parts = re.split(r"[/\\]", path)
+    folder = parts[-2] if len(parts) > 1 else ""
+    return re.sub(r"[^0-9a-z]+", "-", folder.casefold()).strip("-") or "local"
+
+
+def scoped_id(scope: str, local: str) -> str:
+    """An id qualified by its scope: `<scope>:<id>` ("neurips-2023:0Iw2dLh8uq")."""
+    return f"{scope}{SCOPE_SEPARATOR}{local}"
+
+
+def local_id(scoped: str) -> str:
+    """The id as its source names it, without its scope (a scope holds no ":")."""
+    return scoped.split(SCOPE_SEPARATOR, 1)[-1]
+
+
+def with_scoped_ids(items: Sequence[ReviewInput], path: str) -> list[ReviewInput]:
+    """A file's submissions and reviews with their ids qualified by where they come from (`scoped_id`): the venue
+    the record names (`venue_key` of its `scope`), else the one another record of its submission in the file
+    names, else the file's folder (`directory_key`). Two venues that number their submissions alike (PeerRead's
+    "304") keep two submissions and all their reviews; the records of one submission at one venue (its note and
+    its reviews, a PeerRead file and review notes naming it) still meet. Dead letters pass as they are."""
+    fallback = directory_key(path)
+    named: dict[str, str] = {}
+    for item in items:
+        if isinstance(item, Submission | Review) and venue_key(item.scope):
+            named.setdefault(item.submission_id, venue_key(item.scope))
+
+    def scope_of(item: Submission | Review) -> str:
+        return venue_key(item.scope) or named.get(item.submission_id, fallback)
+
+    scoped: list[ReviewInput] = []
+    for item in items:
+        if isinstance(item, Submission):
+            item = replace(item, submission_id=scoped_id(scope_of(item), item.submission_id))
+        elif isinstance(item, Review):
+            scope = scope_of(item)
+            item = replace(
+                item, review_id=scoped_id(scope, item.review_id), submission_id=scoped_id(scope, item.submission_id)
+            )
+        scoped.append(item)
+    return scoped
+
+
 def merge_submissions(records: Sequence[Submission]) -> Submission:
     """Several records of one submission (a PeerRead file and review rows naming its forum): the fullest wins,
     field by field, in a fixed order."""
@@ -796,7 +995,14 @@ def merge_submissions(records: Sequence[Submission]) -> Submission:
     first = ordered[0]
     pick = lambda name: next((getattr(s, name) for s in ordered if getattr(s, name)), getattr(first, name))  # noqa: E731
     return Submission(
-        first.submission_id, pick("title"), pick("abstract"), pick("year"), pick("venue"), first.source, pick("authors")
+        first.submission_id,
+        pick("title"),
+        pick("abstract"),
+        pick("year"),
+        pick("venue"),
+        first.source,
+        pick("authors"),
+        pick("scope"),
     )
 
 

@@ -27,7 +27,10 @@ IDENTIFIER_FIELDS = ("arxiv_id", "doi", "openreview_id", "acl_id", "s2_id")
 
 @dataclass(frozen=True)
 class Submission:
-    """A paper under review: what the query side of the dataset is made of."""
+    """A paper under review: what the query side of the dataset is made of. `scope` is the venue its id belongs
+    to as the record names it (PeerRead's `conference`, an OpenReview invitation's venue path), None when the
+    record names none; a run qualifies ids by it (`extractors.reviews.forms.with_scoped_ids`), since two venues
+    may number their submissions alike."""
 
     submission_id: str
     title: str | None
@@ -36,11 +39,13 @@ class Submission:
     venue: str | None
     source: str
     authors: tuple[str, ...] = ()
+    scope: str | None = None
 
 
 @dataclass(frozen=True)
 class Review:
-    """One review (or meta-review) as cleaned text; `sections` are (offset, field name) pairs into `text`."""
+    """One review (or meta-review) as cleaned text; `sections` are (offset, field name) pairs into `text`.
+    `scope`: the venue its ids belong to, as on `Submission`."""
 
     review_id: str
     submission_id: str
@@ -49,6 +54,7 @@ class Review:
     review_kind: str  # official | meta | comment
     year: int | None
     source: str
+    scope: str | None = None
 
 
 @dataclass(frozen=True)

@@ -52,11 +52,12 @@ def database_papers(examples: Path = EXAMPLES) -> dict[str, dict]:
 # examples/reviews, read by hand (its README says what each file holds): the papers each submission's reviewers
 # ask for that the database holds. SUBA01's first review lists 2101.00101 by arXiv id (its other entry,
 # 2203.00202, is already in the submission's bibliography) and its second links arxiv.org/abs/2207.00505;
-# SUBB02's RevB1 names two titles; SUBC03's RevC1 quotes one. No other review asks for a paper.
+# SUBB02's RevB1 names two titles; SUBC03's RevC1 quotes one. No other review asks for a paper. Ids carry the
+# venue each file names: NeurIPS 2023 (PeerRead `conference`), NeurIPS 2024 and ICLR 2022 (the notes' invitations).
 REVIEWS_RECOMMEND = {
-    "SUBA01": {"2101.00101", "2207.00505"},
-    "SUBB02": {"2106.00404", "2207.00505"},
-    "SUBC03": {"2110.00606"},
+    "neurips-2023:SUBA01": {"2101.00101", "2207.00505"},
+    "neurips-2024:SUBB02": {"2106.00404", "2207.00505"},
+    "iclr-2022:SUBC03": {"2110.00606"},
 }
 REVIEWS_EXAMPLE = REPO / "examples" / "reviews"
 
