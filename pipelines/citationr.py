@@ -84,7 +84,15 @@ from mapping.names import choose_named, mention_name_keys, title_name_key
 from pipelines.arsyta import ArsytaOptions, grobid_config
 from pipelines.exports import NO_EXPORTS, ExportPlan, export_rmc
 from pipelines.grobid import GrobidConfig, ParsePdfs, ParseRawReferences
-from pipelines.inputs import MAX_DOCUMENT_BYTES, ParseFiles, ReadConfig, ReadTask, file_of, read_document_bytes
+from pipelines.inputs import (
+    MAX_DOCUMENT_BYTES,
+    ParseFiles,
+    ReadConfig,
+    ReadTask,
+    file_of,
+    read_document_bytes,
+    read_failure,
+)
 from pipelines.matching import PAPERS, REFS, UNCOUNTED, MatchReferences, choose_title_matcher
 from pipelines.options import CitationrOptions, CorpusOptions
 from pipelines.outputs import fail
@@ -114,11 +122,11 @@ class ParseReviewFileFn(TallyingFn):
         path = task.path
         tally("review_files_in")
         try:
-            data = read_document_bytes(path, self.max_bytes)
+            data = read_document_bytes(path, self.max_bytes, task)
         except TooLarge as err:
             items = [DeadLetter(path, "read", "too_large", str(err))]
         except read_errors() as err:
-            items = [DeadLetter(path, "read", "unreadable_file", f"{type(err).__name__}: {err}"[:500])]
+            items = [read_failure(path, err)]
         else:
             items = with_scoped_ids(list(parse_review_file(data, path, self.fields, tally)), path)
         if items and all(isinstance(i, DeadLetter) and i.source == path for i in items):

@@ -184,3 +184,17 @@ def test_a_pdf_rewritten_after_its_listing_is_never_sent_to_grobid(tmp_path):
     _, letter, counts = fn._fetch(listed)
     assert isinstance(letter, DeadLetter) and (letter.stage, letter.reason) == ("read", "changed_while_read")
     assert "grobid_requests" not in counts
+
+
+def test_a_review_file_rewritten_after_its_listing_is_one_dead_letter_and_no_review(tmp_path):
+    from pipelines.citationr import ParseReviewFileFn
+
+    path = tmp_path / "304.json"
+    path.write_text(json.dumps({"id": "304", "title": "A paper", "reviews": [{"comments": "Cite X (2020)."}]}))
+    stat = os.stat(path)
+    listed = ReadTask(str(path), "reviews", size=stat.st_size, mtime=stat.st_mtime)
+    path.write_text(json.dumps({"id": "305", "title": "Another paper", "reviews": []}))
+    values = [getattr(o, "value", o) for o in ParseReviewFileFn().process(listed)]
+    letters = [v for v in values if isinstance(v, DeadLetter)]
+    assert [(d.source, d.reason) for d in letters] == [(str(path), "changed_while_read")]
+    assert not [v for v in values if type(v).__name__ in ("Review", "Submission")]
