@@ -96,13 +96,18 @@ class ArsytaOptions(PipelineOptions):
             "(default %(default)s).",
         )
         grobid.add_argument(
-            "--grobid_timeout", type=float, default=120.0, help="Seconds per request (default %(default)s)."
+            "--grobid_timeout",
+            type=float,
+            default=120.0,
+            help="Seconds one request may take as a whole: connecting, sending the PDF, GROBID's answer, however "
+            "slowly it arrives (default %(default)s).",
         )
         grobid.add_argument(
             "--grobid_retries",
             type=int,
             default=5,
-            help="Retries on 503, timeouts and dropped connections (default %(default)s).",
+            help="Retries on 503, timeouts, dropped or reset connections and answers that are not a whole GROBID "
+            "TEI (default %(default)s).",
         )
         grobid.add_argument("--consolidate_header", action="store_true", help="Ask GROBID to consolidate headers.")
         grobid.add_argument("--consolidate_citations", action="store_true", help="Ask GROBID to consolidate citations.")
