@@ -60,7 +60,7 @@ from apache_beam.pvalue import TaggedOutput
 from mapping.taxonomy import load_categories
 from mapping.titles import normalize_title
 from pipelines.joins import FanOutJoin
-from pipelines.outputs import fail
+from pipelines.outputs import OneLineArgumentParser, fail
 from pipelines.ownership import LeaseHeld
 from pipelines.tallies import step_label
 
@@ -908,7 +908,7 @@ EXPORTERS: dict[str, Callable[..., dict[str, int]]] = {
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(
+    parser = OneLineArgumentParser(
         prog="python -m pipelines.exports",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,

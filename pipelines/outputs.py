@@ -5,6 +5,7 @@ share. The output's rules: docs/outputs.md.
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import re
@@ -38,11 +39,26 @@ def fail(message: str) -> None:
     raise SystemExit(2)
 
 
+class OneLineArgumentParser(argparse.ArgumentParser):
+    """An argument parser whose usage errors are one line, `error: ... (see PROG --help)`, exit status 2 (argparse
+    prints the whole usage first: for the pipelines some 190 lines of Beam's flags before the line that matters)."""
+
+    def error(self, message: str) -> None:
+        fail(f"{message} (see {self.prog} --help)")
+
+
+class _OneLineParser(_BeamArgumentParser):
+    """Beam's argument parser (it reads Beam's own flag conventions), with one-line usage errors."""
+
+    def error(self, message: str) -> None:
+        fail(f"{message} (see {self.prog} --help)")
+
+
 def parse_strict(argv: Sequence[str], prog: str) -> PipelineOptions:
-    """`PipelineOptions(argv)`, but an argument no options class knows stops the program (exit 2)
+    """`PipelineOptions(argv)`, but an argument no options class knows stops the program (exit 2, one line)
     instead of Beam's warning "Discarding unparseable args"; a typo such as `--teii` must not quietly
     build the example corpus."""
-    parser = _BeamArgumentParser(prog=prog, allow_abbrev=False)
+    parser = _OneLineParser(prog=prog, allow_abbrev=False)
     for cls in {str(c): c for c in PipelineOptions.__subclasses__()}.values():
         cls._add_argparse_args(parser)  # noqa: SLF001 - the same registry Beam itself reads
     _, unknown = parser.parse_known_args(list(argv))
@@ -69,16 +85,40 @@ def _is_local(path: str) -> bool:
     return isinstance(FileSystems.get_filesystem(path), LocalFileSystem)
 
 
+SUFFIXES = {
+    "tei": ("*.tei.xml", "*.xml", "*.tei.xml.gz", "*.xml.gz"),
+    "s2orc": ("*.jsonl", "*.jsonl.gz", "*.json", "*.json.gz", "*.jsonl.zst", "*.ndjson"),
+    "metadata": ("*.jsonl", "*.json", "*.jsonl.gz", "*.json.gz", "*.jsonl.zst"),
+    "pdfs": ("*.pdf",),
+    "reviews": ("*.json", "*.jsonl", "*.csv"),
+}
+"""The file names each input flag reads, most specific first: what a directory given to it is searched for."""
+
+
+def suggest_glob(flag: str, directory: str) -> str:
+    """For a directory given where files are expected: the glob that finds the files `flag` reads in it (at its top,
+    else below it), with how many it matches; or what the directory lacks."""
+    base = directory.rstrip("/")
+    for depth in ("", "**/"):
+        for suffix in SUFFIXES.get(flag, ("*",)):
+            pattern = FileSystems.join(base, depth + suffix)
+            try:
+                found = [m for m in FileSystems.match([pattern])[0].metadata_list if not os.path.isdir(m.path)]
+            except Exception:  # noqa: BLE001 - an unreadable directory suggests nothing
+                found = []
+            if found:
+                return f"give the files, e.g. {pattern!r} ({len(found):,} files)"
+    wanted = ", ".join(SUFFIXES.get(flag, ("*",)))
+    return f"it holds no file --{flag} reads ({wanted}), at its top or below"
+
+
 def check_patterns(inputs: dict[str, list[str]]) -> None:
     """Fail before the pipeline starts, in one line, when a pattern names a directory or matches no file."""
     for flag, patterns in inputs.items():
         for pattern in patterns:
             names_directory = pattern.endswith("/") or (_is_local(pattern) and os.path.isdir(pattern))
             if names_directory and not _GLOB_CHARS.search(pattern):
-                fail(
-                    f"--{flag} {pattern!r} is a directory; give the files, e.g. "
-                    f"{FileSystems.join(pattern.rstrip('/'), '*')!r}"
-                )
+                fail(f"--{flag} {pattern!r} is a directory; {suggest_glob(flag, pattern)}")
             if not FileSystems.match([pattern])[0].metadata_list:
                 fail(f"--{flag} {pattern!r} matches no file")
 

@@ -216,6 +216,32 @@ IN_PROCESS_RUNNERS = ("fnapirunner", "directrunner", "direct", "bundlebaseddirec
 """Runners whose job ends when the launching process does (its workers are its threads or children)."""
 
 
+def interrupted_state(output: str, prog: str) -> str:
+    """What an interrupted run leaves in `output`, in one line: where it stopped and what to do next."""
+    from pipelines.commit import LEDGER
+    from pipelines.ownership import COMMIT_PLAN
+
+    staging = FileSystems.join(output, STAGING)
+    try:
+        if FileSystems.exists(FileSystems.join(staging, COMMIT_PLAN)):
+            return (
+                f"the commit of {output} was cut short and nothing is marked done; `{prog} --commit_only --output "
+                f"{output}` finishes it"
+            )
+        if FileSystems.exists(FileSystems.join(staging, LEDGER)):
+            return (
+                f"the job had finished and nothing is committed; `{prog} --commit_only --output {output}` commits it"
+            )
+        if FileSystems.exists(staging):
+            return (
+                f"the job was stopped before it finished; nothing in {output} is marked done and {STAGING}/ holds "
+                "this run's partial files; run again with --overwrite to start over"
+            )
+    except Exception:  # noqa: BLE001 - the state is a courtesy; the exit status says the run stopped
+        return "the run stopped before its commit; nothing is marked done"
+    return f"stopped before anything was written to {output}"
+
+
 def use_fn_api_runner(options: PipelineOptions) -> None:
     """Run Beam's DirectRunner (also the default when no `--runner` is given) as the FnApiRunner, the runner the
     tests use: Beam 2.77's DirectRunner first tries to download and start the Prism runner from the internet, which
@@ -225,7 +251,45 @@ def use_fn_api_runner(options: PipelineOptions) -> None:
     runner = standard.runner
     if runner is None or (isinstance(runner, str) and runner.lower() in ("directrunner", "direct")):
         standard.runner = "FnApiRunner"
-        LOG.info("runner: FnApiRunner (Beam's DirectRunner would first try to download the Prism runner)")
+        LOG.debug("runner: FnApiRunner (Beam's DirectRunner would first try to download the Prism runner)")
+
+
+def check_runner(options: PipelineOptions) -> None:
+    """Before any work: the runner exists and can be made here (one `UsageError` line otherwise), and
+    DataflowRunner has Google Cloud credentials (Beam would find out only after building and staging the job)."""
+    from apache_beam.runners.runner import create_runner
+
+    runner = options.view_as(StandardOptions).runner
+    if not isinstance(runner, str):
+        return
+    try:
+        create_runner(runner)
+    except ValueError:
+        raise UsageError(
+            f"--runner {runner!r} is not a Beam runner: use FnApiRunner (the default; local), DataflowRunner, "
+            "FlinkRunner, SparkRunner or PortableRunner"
+        ) from None
+    except ImportError as err:
+        raise UsageError(f"--runner {runner!r} needs {err.name or 'a package'}: pip install -e '.[dataflow]'") from None
+    if runner.lower() in ("dataflowrunner", "dataflow") and not options.view_as(TestOptions).dry_run:
+        check_gcp_credentials()
+
+
+def check_gcp_credentials() -> None:
+    """DataflowRunner's Google Cloud credentials, found the way Beam will look for them, or one `UsageError` line."""
+    try:
+        import google.auth
+        from google.auth.exceptions import DefaultCredentialsError
+    except ImportError:
+        raise UsageError("--runner DataflowRunner needs the [dataflow] extra: pip install -e '.[dataflow]'") from None
+    try:
+        google.auth.default()
+    except DefaultCredentialsError:
+        raise UsageError(
+            "--runner DataflowRunner: no Google Cloud credentials found; run `gcloud auth application-default "
+            "login` or set GOOGLE_APPLICATION_CREDENTIALS to a service account key, then run again (nothing was "
+            "started)"
+        ) from None
 
 
 def runs_in_this_process(options: PipelineOptions) -> bool:
@@ -300,6 +364,10 @@ class DatasetPipeline:
         corpus = options.view_as(CorpusOptions)
         options.view_as(SetupOptions).save_main_session = False
         use_fn_api_runner(options)
+        try:
+            check_runner(options)
+        except UsageError as err:
+            fail(str(err))
         output = corpus.output or self.default_output
         if corpus.commit_only:
             return self.commit_only(output, corpus.break_lease)
@@ -469,6 +537,19 @@ class DatasetPipeline:
         if "-h" in argv or "--help" in argv:
             self.print_help()
             return
-        logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+        logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s", force=True)
         logging.getLogger("pipelines").setLevel(logging.INFO)
-        self.run(argv)
+        try:
+            self.run(argv)
+        except KeyboardInterrupt:
+            print(f"interrupted: {interrupted_state(self.output_of(argv), self.prog)}", file=sys.stderr)
+            raise SystemExit(130) from None
+
+    def output_of(self, argv: Sequence[str]) -> str:
+        """The --output a command line names (the default when none), read without Beam's parser."""
+        for i, arg in enumerate(argv):
+            if arg == "--output" and i + 1 < len(argv):
+                return argv[i + 1]
+            if arg.startswith("--output="):
+                return arg.split("=", 1)[1]
+        return self.default_output

@@ -98,12 +98,13 @@ _JSON_START = re.compile(rb'^(\{\s*["}]|\[\s*([\[\]{"\-0-9]|true|false|null))')
 def _not_json(data: bytes) -> str | None:
     """Why a whole file is not JSON at all (one dead letter for the file, not one per line), or None."""
     head = data[:4096].lstrip(b"\xef\xbb\xbf \t\r\n")
-    if not head or _JSON_START.match(head):
-        return None
     if head.startswith(b"SQLite format 3"):
         return "an SQLite database (unarXive 2020's refs.db?), not S2ORC or unarXive JSON"
-    if b"{{cite:" in data[:200_000]:
+    if not head.startswith(b"{") and b"{{cite:" in data[:200_000]:
+        # before the JSON test: a LaTeX-derived text may begin like an array ("[12pt]article")
         return "plain text with {{cite:...}} markers: the unarXive 2020 layout (.txt + refs.db), which is not read"
+    if not head or _JSON_START.match(head):
+        return None
     return f"not JSON: the file starts with {bytes(head[:40])!r}"
 
 
