@@ -4,7 +4,8 @@ the files stats.json and the card become, and the card's HuggingFace header.
 A pipeline counts everything it does as tallies (`name -> n`, summed across workers). Each dataset builds its
 stats.json and card from them in its own module (`extractors.dataset` for ArSyTa contexts,
 `extractors.reviews.dataset` for CitationR queries), which keeps only what is its own: which names make the
-funnel, which balances must hold, the card's text. The pieces below are what both have in common.
+funnel, which balances must hold, the card's text. The pieces below are what both have in common: a card is read
+on other machines than the one that wrote it, so what it shows is relative to the dataset's own directory.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from pathlib import PurePosixPath, PureWindowsPath
 
 from extractors.schemas import SPLITS
 
@@ -79,14 +81,61 @@ def hf_configs(
     split_table: str, per_split: Mapping[str, int], tables: Iterable[tuple[str, int]]
 ) -> list[tuple[str, DataFiles]]:
     """The configs a card lists: `default` (the `split_table`, one split per split with rows), then each of
-    `tables` (name, rows) that has rows. A split or table with no rows has no file HuggingFace `datasets` can
-    read (the writer drops 0-row split shards, and `datasets` rejects a 0-row shard), so it is left out."""
+    `tables` (name, rows) that has rows, as one split named after the table (`load_dataset(root, "papers",
+    split="papers")`, as BEIR's `corpus` config is): a dataset whose only config is a table then never hands
+    that table out as `train`. A split or table with no rows has no file HuggingFace `datasets` can read (the
+    writer drops 0-row split shards, and `datasets` rejects a 0-row shard), so it is left out."""
     present = [split for split, n in per_split.items() if n > 0]
     configs: list[tuple[str, DataFiles]] = []
     if present:
         configs.append(("default", [(split, f"{split_table}/{split}-*.parquet") for split in present]))
-    configs += [(table, f"{table}/*.parquet") for table, rows in tables if rows > 0]
+    configs += [(table, [(table, f"{table}/*.parquet")]) for table, rows in tables if rows > 0]
     return configs
+
+
+def card_title(dataset: str, recipe: str | None = None) -> str:
+    """A card's title and `pretty_name`: `citrec arsyta (recipe hatten-arxiv)`; the dataset alone without one."""
+    return f"{dataset} (recipe {recipe})" if recipe else dataset
+
+
+DATASET_LINE = 'DATASET = "."  # this directory; run from elsewhere, set it to the path of this directory'
+"""The line of a card's snippet a reader changes when the snippet is not run inside the dataset's directory."""
+
+
+def load_snippet(split_table: str, configs: Sequence[tuple[str, DataFiles]]) -> str:
+    """The card's Python: every config of its header (`hf_configs`) loaded with HuggingFace `datasets`, run inside
+    the dataset's directory as it stands, from anywhere else with `DATASET` set to the directory's path. The
+    directory is resolved first: `datasets` names a local dataset after its directory, and "." has no name."""
+    lines = ["from pathlib import Path", "", "from datasets import load_dataset", "", DATASET_LINE]
+    lines.append("root = str(Path(DATASET).resolve())")
+    for name, files in configs:
+        if name == "default":
+            splits = ", ".join(split for split, _ in files)
+            lines.append(f"{split_table} = load_dataset(root)  # the default config: {splits}")
+        else:
+            lines.append(f'{name} = load_dataset(root, "{name}", split="{name}")')
+    if not configs:
+        lines.append("# no table has rows: the header lists no config to load")
+    return "\n".join(lines)
+
+
+def without_local_dirs(value: object) -> object:
+    """`value` (JSON: dicts, lists, strings, numbers) with each absolute local path (`/home/me/corpus/tei/*.xml`,
+    `~/x`, `C:\\x`) cut to its last directory and file behind `.../` (`.../tei/*.xml`), for a card: which folders
+    of the machine that ran it held the inputs says nothing to its readers, and may say too much. Relative paths
+    and URLs (`gs://`) stay as given; stats.json and manifest.json keep every path whole."""
+    if isinstance(value, Mapping):
+        return {key: without_local_dirs(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [without_local_dirs(item) for item in value]
+    if isinstance(value, str) and (value.startswith(("/", "~")) or _WINDOWS_ABSOLUTE.match(value)):
+        path = PureWindowsPath(value) if _WINDOWS_ABSOLUTE.match(value) else PurePosixPath(value)
+        names = path.parts[1:]  # without the root, the drive or `~`
+        return ".../" + "/".join(names[-2:]) if names else "..."
+    return value
+
+
+_WINDOWS_ABSOLUTE = re.compile(r"^[A-Za-z]:[\\/]")
 
 
 def hf_front_matter(pretty_name: str, configs: Sequence[tuple[str, DataFiles]]) -> str:

@@ -13,11 +13,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 
 import networkx as nx
+import pyarrow as pa
 
 from extractors import assembly
 from extractors.contexts import ContextConfig
 from extractors.records import Context, CounterFn, Paper, no_count
-from extractors.schemas import SCHEMA_VERSION, SPLITS
+from extractors.schemas import CITATIONS_SCHEMA, CONTEXTS_SCHEMA, PAPERS_SCHEMA, SCHEMA_VERSION, SPLITS
 
 
 @dataclass(frozen=True)
@@ -644,13 +645,18 @@ def _components_text(graph: Mapping) -> str:
 
 
 def dataset_card(stats: Mapping, name: str = "citrec arsyta") -> str:
-    """README.md for the written dataset: what it is, how it was built, options, counts, licence notes.
+    """README.md for the written dataset: what it is, how it was built, options, counts, licence notes, and how
+    to load it.
 
-    Its YAML header lists the configs HuggingFace `datasets` loads: `default` (the contexts, one split per
-    non-empty split), `papers` and `citations`. A split or table with no rows has no file (the writer
-    drops 0-row split shards, and `datasets` rejects a 0-row shard), so it is left out.
+    Its YAML header lists the configs HuggingFace `datasets` loads (`extractors.assembly.hf_configs`): `default`
+    (the contexts, one split per non-empty split), `papers` and `citations`, each of these a split of its own
+    name. A split or table with no rows has no file (the writer drops 0-row split shards, and `datasets`
+    rejects a 0-row shard), so it is left out. The title names the recipe; the options shown hold no absolute
+    local path (`assembly.without_local_dirs`; stats.json keeps them whole).
     """
-    options = json.dumps(stats.get("options", {}), indent=2, sort_keys=True, default=str)
+    recipe = (stats.get("options", {}).get("recipe") or {}).get("name")
+    title = assembly.card_title(name, recipe)
+    options = json.dumps(assembly.without_local_dirs(stats.get("options", {})), indent=2, sort_keys=True, default=str)
     cut = {**ContextConfig().as_metadata(), **(stats.get("options", {}).get("contexts") or {})}
     window, before, after = int(cut["char_window"]), int(cut["sentences_before"]), int(cut["sentences_after"])
     target, other = cut["target_token"], cut["other_token"]
@@ -675,15 +681,7 @@ def dataset_card(stats: Mapping, name: str = "citrec arsyta") -> str:
         )
     else:
         empty_note = ""
-    if present:
-        glob = 'f"contexts/{s}-*.parquet"'
-        load = (
-            f'ds = load_dataset("parquet", data_files={{s: {glob} for s in {json.dumps(present)}}})\n'
-            'papers = load_dataset("path/to/this/directory", "papers", split="train")  # the configs above'
-        )
-    else:
-        load = 'papers = load_dataset("path/to/this/directory", "papers", split="train")  # the configs above'
-    return f"""{assembly.hf_front_matter(name, configs)}# {name}: a local citation recommendation dataset
+    return f"""{assembly.hf_front_matter(title, configs)}# {title}: a local citation recommendation dataset
 
 Built by citrec's `pipelines.arsyta` from parsed papers (GROBID TEI, S2ORC / unarXive JSON) and a paper
 database (arXiv / S2ORC metadata). Each row of `contexts/` is one citation: the citing paper, the cited
@@ -700,11 +698,11 @@ arXiv's category definitions) travel with each context. Context ids are
 published after the citing paper is dropped.
 {empty_note}
 ## Files
-- `contexts/{{train,validation,test}}-SSSSS-of-NNNNN.parquet`: the contexts (an empty split has no file).
+- `contexts/{{train,validation,test}}-SSSSS-of-NNNNN.parquet`: the contexts (an empty split has no file):
+  {_columns(CONTEXTS_SCHEMA)}.
 - `papers/`: the candidates (`in_pool`: with `--pool database` every paper of the recipe's pool, cited or
-  not; with `--pool cited` the cited ones) and the papers the contexts come from (id, title, abstract,
-  authors, date, categories).
-- `citations/`: the directed citation graph (citing, cited, number of contexts, section headings).
+  not; with `--pool cited` the cited ones) and the papers the contexts come from: {_columns(PAPERS_SCHEMA)}.
+- `citations/`: the directed citation graph: {_columns(CITATIONS_SCHEMA)}.
 - `dead_letter/`: every input that could not be used, with its source, stage and reason.
 - `plots/`: the plots below, as PNG.
 - `stats.json`: the versions, the funnel and the figures below; `manifest.json`: every file with its row count.
@@ -726,6 +724,8 @@ average degree {graph.get("average_degree", 0)}, average local clustering coeffi
 {_table1_section(stats)}
 {_plots_section(stats)}
 ## Options
+Absolute local paths are shown cut to their last directory (`.../tei/*.tei.xml`); `stats.json` and
+`manifest.json` hold them whole.
 ```json
 {options}
 ```
@@ -735,42 +735,159 @@ The texts quoted in the contexts and the paper metadata remain under their autho
 terms (arXiv metadata is CC0; each arXiv paper has its own licence; S2ORC is ODC-By 1.0). Check the
 licence of every source before redistributing this dataset. The code that built it is Apache-2.0.
 
-Load with HuggingFace datasets:
+## Load
+With HuggingFace `datasets`, inside this directory as it stands, or from anywhere with `DATASET` set to this
+directory's path:
 ```python
-from datasets import load_dataset
-{load}
+{assembly.load_snippet("contexts", configs)}
 ```
 """
 
 
-def dataset_warnings(stats: Mapping) -> list[str]:
-    """What a user should look at after a run, one line each (no "warning:" prefix); none for a sound run.
+def _columns(schema: pa.Schema) -> str:
+    return ", ".join(f"`{name}`" for name in schema.names)
 
-    - one line per split with no contexts (`stats["contexts"][split] == 0`): the split dates miss the papers;
-    - one line when fewer than half of the linked mentions that reached resolution resolve. Reached:
-      `mentions_linked - dropped_dangling_link` (a dangling link names no bib entry to resolve); lost:
-      `dropped_unresolved_reference + dropped_cited_not_in_database`; warned when `2 * (reached - lost) <
-      reached`. Usually the --metadata database does not hold the cited papers.
+
+SPLIT_FLAGS_RECIPES = ("citrec",)
+"""The recipes whose split dates `--validation_from`/`--test_from` may set; every other recipe is a published
+definition whose dates are fixed (`pipelines.arsyta.recipe_settings` refuses the flags)."""
+
+
+def dataset_warnings(stats: Mapping) -> list[str]:
+    """What a user should look at after a run, one line each (no "warning:" prefix), the cause first; none for a
+    sound run.
+
+    1. Fewer than half of the linked mentions that reached resolution resolve (reached: `mentions_linked -
+       dropped_dangling_link`, since a dangling link names no bib entry; lost: `dropped_unresolved_reference +
+       dropped_cited_not_in_database`; warned when `2 * (reached - lost) < reached`): the figure, and that
+       --metadata must hold the cited papers. Empty splits are then mostly its consequence.
+    2. No split has contexts: one line naming where the mentions went (the largest drop reasons), or that there
+       were none (the documents parsed and dead-lettered).
+    3. Otherwise one line per empty split: its window of publication dates, the years the contexts' citing
+       papers have, and what can be done: the split flags under a recipe that takes them, else that the
+       recipe's dates are fixed (with the contexts its citing window dropped).
     """
-    warnings = []
-    dates = stats.get("options", {}).get("split") or {}
-    when = (
-        f" (validation_from {dates['validation_from']}, test_from {dates['test_from']})"
-        if {"validation_from", "test_from"} <= set(dates)
-        else ""
-    )
-    check = f"check --validation_from/--test_from against your papers' dates{when}"
-    for split, n in stats.get("contexts", {}).items():
-        if n == 0:
-            warnings.append(f"split '{split}' has no contexts: {check}")
+    warnings = [line for line in (_resolution_warning(stats),) if line]
+    contexts = stats.get("contexts", {})
+    empty = [split for split, n in contexts.items() if n == 0]
+    if empty and len(empty) == len(contexts):
+        warnings.append(_no_contexts_warning(stats))
+    else:
+        warnings += [_empty_split_warning(stats, split) for split in empty]
+    return warnings
+
+
+def _resolution_warning(stats: Mapping) -> str | None:
     funnel = stats.get("funnel", {})
     reached = funnel.get("mentions_linked", 0) - funnel.get("dropped_dangling_link", 0)
-    lost = funnel.get("dropped_unresolved_reference", 0) + funnel.get("dropped_cited_not_in_database", 0)
-    resolved = reached - lost
-    if reached > 0 and 2 * resolved < reached:
-        warnings.append(
-            f"only {resolved:,} of {reached:,} linked mentions ({resolved / reached:.1%}) resolve to a paper in "
-            "the database: check that --metadata holds the papers your documents cite (their arXiv ids, DOIs "
-            "or titles)"
+    unresolved = funnel.get("dropped_unresolved_reference", 0)
+    not_in_database = funnel.get("dropped_cited_not_in_database", 0)
+    resolved = reached - unresolved - not_in_database
+    if reached <= 0 or 2 * resolved >= reached:
+        return None
+    inputs = (stats.get("options") or {}).get("inputs")
+    if inputs is not None and not inputs.get("metadata"):
+        database = (
+            f"this run had no --metadata, so the database held only the {funnel.get('documents_parsed', 0):,} "
+            "parsed documents themselves"
         )
-    return warnings
+    else:
+        records = (stats.get("metadata") or {}).get("metadata_records_in")
+        held = f" ({records:,} records)" if records is not None else ""
+        database = f"this run's --metadata{held} holds {'none' if resolved == 0 else 'few'} of them"
+    lost = ", ".join(
+        f"{n:,} {reason}"
+        for reason, n in (("unresolved_reference", unresolved), ("cited_not_in_database", not_in_database))
+        if n
+    )
+    return (
+        f"only {resolved:,} of {reached:,} linked mentions ({resolved / reached:.1%}) resolve to a paper in the "
+        f"database ({lost} dropped), and only a resolved mention becomes a context: --metadata must hold the "
+        f"papers your documents cite (arXiv or S2ORC records, matched by arXiv id, DOI or title); {database}"
+    )
+
+
+def _no_contexts_warning(stats: Mapping) -> str:
+    funnel = stats.get("funnel", {})
+    dropped = sorted(
+        ((k.removeprefix("dropped_"), v) for k, v in funnel.items() if k.startswith("dropped_") and v > 0),
+        key=lambda kv: (-kv[1], kv[0]),
+    )
+    if not funnel.get("mentions"):
+        return (
+            f"no split has contexts: no citation mention was found ({funnel.get('documents_parsed', 0):,} of "
+            f"{funnel.get('documents_in', 0):,} documents parsed, {funnel.get('documents_dead_lettered', 0):,} "
+            "dead-lettered: dead_letter/ says why)"
+        )
+    line = f"no split has contexts: none of the {funnel.get('mentions', 0):,} mentions became a context"
+    if dropped:
+        line += "; most were dropped as " + ", ".join(f"{reason} ({n:,})" for reason, n in dropped[:3])
+    recipe = (stats.get("options") or {}).get("recipe") or {}
+    citing = recipe.get("citing") or {}
+    if any(reason.startswith("citing_outside_recipe") for reason, _ in dropped) and (
+        citing.get("since") or citing.get("until")
+    ):
+        window = " ".join(
+            part
+            for part in (
+                f"from {citing['since']}" if citing.get("since") else "",
+                f"to {citing['until']}" if citing.get("until") else "",
+            )
+            if part
+        )
+        line += f"; recipe `{recipe.get('name')}` keeps citing papers published {window}"
+    return line
+
+
+def _empty_split_warning(stats: Mapping, split: str) -> str:
+    options = stats.get("options") or {}
+    recipe = options.get("recipe") or {}
+    dates = options.get("split") or recipe.get("split") or {}
+    window = _split_window(
+        split, dates, (recipe.get("citing") or {}).get("since"), (recipe.get("citing") or {}).get("until")
+    )
+    years = year_range((stats.get("plots") or {}).get("contexts_per_year") or {})
+    kept = ", ".join(f"{k} {v:,}" for k, v in stats.get("contexts", {}).items() if v > 0)
+    found = (
+        f"the contexts' citing papers are from {years} ({kept})" if years else f"the contexts are elsewhere ({kept})"
+    )
+    name = recipe.get("name")
+    if name is None or name in SPLIT_FLAGS_RECIPES:
+        return (
+            f"split '{split}' has no contexts: it takes citing papers published {window}, and {found}; check "
+            "--validation_from/--test_from against your papers' dates"
+        )
+    outside = {
+        k.rsplit(":", 1)[-1]: v
+        for k, v in stats.get("funnel", {}).items()
+        if k.startswith("dropped_citing_outside_recipe:") and v > 0
+    }
+    dropped = (
+        f"; {sum(outside.values()):,} contexts were dropped as their citing paper is outside the recipe ("
+        + ", ".join(f"{reason} {n:,}" for reason, n in sorted(outside.items()))
+        + ")"
+        if outside
+        else ""
+    )
+    return (
+        f"split '{split}' has no contexts: recipe `{name}` fixes it to citing papers published {window}, and no "
+        f"kept context's citing paper falls there: {found}{dropped}. The recipe's split dates cannot be changed "
+        "(--validation_from/--test_from are for --recipe citrec)"
+    )
+
+
+def _split_window(split: str, dates: Mapping[str, str], since: str | None, until: str | None) -> str:
+    """The publication dates a split takes, in words: "before 2024-01-01", "from 2020-01-01 and before
+    2020-03-01", "from 2025-01-01 on", "from 2020-03-01 to 2020-04-30" (`until` is the last day kept)."""
+    validation, test = dates.get("validation_from", "?"), dates.get("test_from", "?")
+    first, before = {"train": (since, validation), "validation": (validation, test), "test": (test, None)}.get(
+        split, (None, None)
+    )
+    last = until if split == "test" else None
+    if first and before:
+        return f"from {first} and before {before}"
+    if before:
+        return f"before {before}"
+    if first and last:
+        return f"from {first} to {last}"
+    return f"from {first} on" if first else "on no date"

@@ -17,8 +17,10 @@ go through GROBID's processCitationList. docs/citationr.md has the rules, the ou
 
 from __future__ import annotations
 
+import logging
 import sys
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from functools import partial
 from operator import attrgetter
@@ -103,6 +105,49 @@ from pipelines.transforms import ParseDocuments, ReadPaperDatabase, in_memory_ma
 NAMESPACE = "citationr"
 REFERENCE_ENTRY = "reference_entry"  # a mention that is a reviewer's reference string (`PaperMention.source`)
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "reviews"
+LOG = logging.getLogger("pipelines.citationr")  # named, not __name__: the module also runs as __main__
+
+
+class Progress:
+    """A worker's progress through a long step as INFO lines (the pipelines' loggers print at INFO): one when
+    `every` more items are done or `seconds` have passed since the last line, whichever comes first, so that a
+    run over thousands of reviews is never silent for long. A DoFn holds one: each worker says what it did."""
+
+    EVERY = 1_000
+    SECONDS = 10.0
+
+    def __init__(
+        self,
+        step: str,
+        unit: str,
+        every: int | None = None,
+        seconds: float | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.step, self.unit, self.clock = step, unit, clock
+        self.every = every or self.EVERY
+        self.seconds = self.SECONDS if seconds is None else seconds
+        self.done = 0
+        self.counts: dict[str, int] = {}
+        self._logged = 0
+        self._last: float | None = None
+
+    def add(self, n: int = 1, last: str = "", **counts: int) -> bool:
+        """`n` more items done, with what they added to each of `counts` (`mentions=3`) and the `last` one's
+        name; logs a line (and returns True) when one is due."""
+        now = self.clock()
+        if self._last is None:
+            self._last = now
+        self.done += n
+        for name, value in counts.items():
+            self.counts[name] = self.counts.get(name, 0) + value
+        if self.done // self.every == self._logged // self.every and now - self._last < self.seconds:
+            return False
+        figures = [f"{value:,} {name}" for name, value in self.counts.items()] + ([f"last: {last}"] if last else [])
+        tail = f" ({', '.join(figures)})" if figures else ""
+        LOG.info("%s: %s %s done on this worker%s", self.step, f"{self.done:,}", self.unit, tail)
+        self._logged, self._last = self.done, now
+        return True
 
 
 # ------------------------------------------------------------------------------------------ read reviews
@@ -116,6 +161,7 @@ class ParseReviewFileFn(TallyingFn):
     def __init__(self, fields: ReviewFields = ALL_FREE_TEXT, max_bytes: int = MAX_DOCUMENT_BYTES) -> None:
         self.fields = fields
         self.max_bytes = max_bytes
+        self.progress = Progress("reading reviews", "review files")
 
     def process(self, task: ReadTask) -> Iterator:
         tally = self.tallies(NAMESPACE)
@@ -145,6 +191,7 @@ class ParseReviewFileFn(TallyingFn):
                     tally("reviews_dead_lettered")
                 tally(f"dead:{item.stage}:{item.reason}")
                 yield TaggedOutput(DEAD, item)
+        self.progress.add(reviews=sum(isinstance(item, Review) for item in items), last=path)
         yield from tally.emit()
 
 
@@ -332,6 +379,10 @@ class MineMentionsFn(ConfiguredFn):
 
     config: MentionConfig
 
+    def __init__(self, config: MentionConfig) -> None:
+        super().__init__(config)
+        self.progress = Progress("mining mentions", "reviews")
+
     def process(self, element, matcher: InMemoryMatcher | None = None) -> Iterator:
         submission_id, grouped = element
         tally = self.tallies(NAMESPACE)
@@ -361,6 +412,7 @@ class MineMentionsFn(ConfiguredFn):
             summary = summarize_review(review, records)
             if summary.recommends:
                 tally("reviews_recommending")
+            self.progress.add(mentions=len(records), recommended=summary.num_recommended)
             yield TaggedOutput("reviews", summary)
             yield from records
         yield from tally.emit()
@@ -507,6 +559,7 @@ class _FinishMentionFn(TallyingFn):
     def __init__(self, resolver: ResolverConfig) -> None:
         self.resolver_config = resolver
         self.resolver: OnlineResolver | None = None
+        self.progress = Progress("resolving mentions", "mentions")
 
     def setup(self) -> None:
         if self.resolver_config.names:
@@ -529,6 +582,7 @@ class _FinishMentionFn(TallyingFn):
             tally("recommended_resolved" if record.paper_id else "recommended_unresolved")
             if record.paper_id is None and not resolvable(record) and m.source != NAME_SOURCE:
                 tally("unresolved:no_title_or_identifier")  # a name's outcome is counted by `ResolveNames`
+        self.progress.add(recommended=int(recommended), resolved=int(recommended and bool(record.paper_id)))
         yield record
         yield from tally.emit()
 

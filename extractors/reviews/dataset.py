@@ -16,7 +16,14 @@ from extractors import assembly
 from extractors.records import Paper
 from extractors.reviews.mentions import ALREADY_CITED, DISCUSSED, RECOMMENDED
 from extractors.reviews.records import Candidate, MentionRecord, Positive, Query, Review, ReviewSummary, Submission
-from extractors.schemas import SPLITS
+from extractors.schemas import (
+    CANDIDATES_SCHEMA,
+    MENTIONS_SCHEMA,
+    POSITIVES_SCHEMA,
+    QUERIES_SCHEMA,
+    REVIEWS_SCHEMA,
+    SPLITS,
+)
 from mapping.titles import normalize_title
 
 
@@ -219,15 +226,50 @@ def already_cited_stats(tallies: Mapping[str, int]) -> dict[str, object]:
 
 
 def citationr_warnings(stats: Mapping) -> list[str]:
-    """What a reader of the run must know: the submissions whose already cited papers could not be told apart."""
+    """What a reader of the run must know, the cause first: fewer than half of the recommended mentions resolving
+    to a database paper (`resolution_warning`), then the submissions whose already cited papers could not be told
+    apart."""
+    warnings = [line for line in (resolution_warning(stats),) if line]
     cited = stats.get("already_cited") or {}
-    if not cited.get("submissions_undecided"):
-        return []
-    return [
-        f"already_cited undecided for {cited['submissions_undecided']:,} of {cited['submissions_reviewed']:,} "
-        f"reviewed submissions (no --tei/--s2orc/--pdfs paper of theirs and no references list in --metadata): their "
-        f"{cited['recommended_mentions_undecided']:,} recommended mentions may include papers they already cite"
-    ]
+    if cited.get("submissions_undecided"):
+        warnings.append(
+            f"already_cited undecided for {cited['submissions_undecided']:,} of {cited['submissions_reviewed']:,} "
+            f"reviewed submissions (no --tei/--s2orc/--pdfs paper of theirs and no references list in --metadata): "
+            f"their {cited['recommended_mentions_undecided']:,} recommended mentions may include papers they "
+            "already cite"
+        )
+    return warnings
+
+
+def resolution_warning(stats: Mapping) -> str | None:
+    """One line when fewer than half (`2 * resolved < recommended`) of the recommended mentions resolve: the
+    figures, that --metadata must hold the recommended works (or --online_resolvers look them up), and what
+    becomes of the rest: title-only positives, which the RMC export leaves out unless --export_unresolved."""
+    funnel = stats.get("funnel") or {}
+    recommended = funnel.get("mentions_kind:recommended", 0)
+    resolved = funnel.get("recommended_resolved", 0)
+    if recommended <= 0 or 2 * resolved >= recommended:
+        return None
+    options = stats.get("options") or {}
+    inputs = options.get("inputs")
+    if inputs is not None and not inputs.get("metadata"):
+        database = "this run had no --metadata"
+    else:
+        database = f"this run's --metadata holds {'none' if resolved == 0 else 'few'} of them"
+    online = "" if options.get("online_resolvers") else "; --online_resolvers dblp,s2 looks the rest up online"
+    positives, kept = funnel.get("positives", 0), funnel.get("positives_resolved", 0)
+    line = (
+        f"only {resolved:,} of {recommended:,} recommended mentions ({resolved / recommended:.1%}) resolve to a "
+        f"paper in the database: --metadata must hold the works reviewers recommend (arXiv or S2ORC records, "
+        f"matched by arXiv id, DOI or title); {database}{online}"
+    )
+    if positives > kept:
+        title_only = f"all {positives:,}" if kept == 0 else f"{positives - kept:,} of the {positives:,}"
+        line += (
+            f". {title_only} positives are title-only (`title:` ids, resolved = false), which the RMC export "
+            "(--export rmc, --export_json) leaves out unless --export_unresolved"
+        )
+    return line
 
 
 def format_funnel(stats: Mapping) -> str:
@@ -245,35 +287,55 @@ def dataset_files(tallies: Mapping[str, int], options: Mapping) -> dict[str, byt
     return assembly.stats_and_card_files(stats, dataset_card(stats))
 
 
-TABLE_ROWS = {"positives": "positives", "candidates": "candidates", "mentions": "mentions", "reviews": "reviews_read"}
-"""The tables a CitationR card lists as HuggingFace configs besides the queries, with the funnel key that is not
-zero when they have rows."""
+TABLE_ROWS = {
+    "positives": "positives",
+    "candidates": "candidates",
+    "mentions": "mentions",
+    "reviews": "reviews_written",
+}
+"""The tables a CitationR card lists as HuggingFace configs besides the queries, with the funnel key that counts
+their rows."""
+
+TABLE_SCHEMAS = {
+    "mentions": MENTIONS_SCHEMA,
+    "reviews": REVIEWS_SCHEMA,
+    "queries": QUERIES_SCHEMA,
+    "positives": POSITIVES_SCHEMA,
+    "candidates": CANDIDATES_SCHEMA,
+}
 
 
 def dataset_card(stats: Mapping) -> str:
     """README.md for the written dataset: its HuggingFace configs (`default`, the queries by split, then each
-    other table with rows), the tables, the funnel."""
+    other table with rows, a split of its own name), the tables and their columns, the funnel, and how to load
+    it (`extractors.assembly.load_snippet`)."""
     f = stats["funnel"]
     share = f["reviews_recommending"] / f["reviews_written"] if f["reviews_written"] else 0.0
     empty = [split for split in SPLITS if stats["queries"].get(split, 0) == 0]
     tables = [(table, f.get(key, 0)) for table, key in TABLE_ROWS.items()]
-    return assembly.hf_front_matter(
-        "citrec citationr", assembly.hf_configs("queries", stats["queries"], tables)
-    ) + "\n".join(
+    configs = assembly.hf_configs("queries", stats["queries"], tables)
+    title = assembly.card_title("citrec citationr")
+    columns = {name: ", ".join(f"`{c}`" for c in schema.names) for name, schema in TABLE_SCHEMAS.items()}
+    return assembly.hf_front_matter(title, configs) + "\n".join(
         [
-            "# citrec citationr",
+            f"# {title}",
             "",
             "Citations that peer reviewers say a submission missed, mined from review text by rules",
             "(`extractors/reviews/mentions/`) and aligned to a paper database (`mapping/`).",
             "",
             "## Tables (Parquet, zstd)",
             "- `mentions/`: one row per paper mention in a review, with `kind` (recommended / already_cited /",
-            "  discussed), the rule that decided it (`reason`), its identifiers, title and resolved `paper_id`.",
+            "  discussed), the rule that decided it (`reason`), its identifiers, title and resolved `paper_id`:",
+            f"  {columns['mentions']}.",
             "- `reviews/`: one row per review read (one per id), with its mention counts; ids are",
-            "  `<venue>:<id>` (`neurips-2023:0Iw2dLh8uq/r0`), so that two venues' ids never meet.",
-            "- `queries/{train,validation,test}`: submissions with at least one recommended paper.",
-            "- `positives/`: (submission, recommended paper); unresolved papers keep a `title:` id.",
-            "- `candidates/`: the papers to rank: resolved positives, extension papers, title-only positives.",
+            "  `<venue>:<id>` (`neurips-2023:0Iw2dLh8uq/r0`), so that two venues' ids never meet:",
+            f"  {columns['reviews']}.",
+            "- `queries/{train,validation,test}`: submissions with at least one recommended paper:",
+            f"  {columns['queries']}.",
+            "- `positives/`: (submission, recommended paper); unresolved papers keep a `title:` id:",
+            f"  {columns['positives']}.",
+            "- `candidates/`: the papers to rank: resolved positives, extension papers, title-only positives:",
+            f"  {columns['candidates']}.",
             "- `dead_letter/`: every input that could not be read, with a reason.",
             "",
             "## Funnel",
@@ -292,5 +354,12 @@ def dataset_card(stats: Mapping) -> str:
                 if empty
                 else []
             ),
+            "## Load",
+            "With HuggingFace `datasets`, inside this directory as it stands, or from anywhere with `DATASET` set to",
+            "this directory's path:",
+            "```python",
+            assembly.load_snippet("queries", configs),
+            "```",
+            "",
         ]
     )
