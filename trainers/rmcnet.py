@@ -36,7 +36,6 @@ PRESETS = {
         validate_every=2500,
         max_seq_len=512,
         max_num_ref=20,
-        lr=2e-5,
         weight_decay=0.01,
         num_knn=100,
         max_n_sample=12,
@@ -47,12 +46,14 @@ PRESETS = {
         validate_every=3,
         max_seq_len=64,
         max_num_ref=5,
-        lr=1e-3,
         weight_decay=0.01,
         num_knn=100,
         max_n_sample=12,
     ),
 }
+# --lr by what is trained (`runtime.settle_learning_rate`): a pretrained encoder at RMC's 2e-5 in every preset, the
+# tiny random model (`--build_tiny_model`) at 1e-3 in a smoke run.
+LEARNING_RATES = {"paper": (2e-5, 2e-5), "smoke": (2e-5, 1e-3)}  # (pretrained, tiny)
 
 
 # ------------------------------------------------------------------------------------------------------- data
@@ -371,7 +372,8 @@ def train_rmcnet(data: CitationRData, args: argparse.Namespace, log=print, devic
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     from trainers.checkpoints import add_checkpoint_flags
-    from trainers.runtime import add_preset_flag, add_runtime_flags
+    from trainers.runtime import PresetRates, add_preset_flag, add_runtime_flags, settle_learning_rate
+    from trainers.tiny_model import is_tiny_model
 
     parser = argparse.ArgumentParser(
         prog="python -m trainers.rmcnet", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -382,7 +384,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--output", required=True, help="Directory for results_<split>.json.")
     parser.add_argument("--model", default="allenai/scibert_scivocab_uncased", help="Hub id or local model dir.")
     parser.add_argument("--build_tiny_model", help="Build a tiny local BERT from the dataset's texts here; use it.")
-    add_preset_flag(parser, PRESETS, "2 loops x 6 steps, 64 tokens, 5 references (seconds on a CPU)", "RMC's")
+    add_preset_flag(
+        parser,
+        PRESETS,
+        "2 loops x 6 steps, 64 tokens, 5 references, lr 1e-3 for the tiny model, 2e-5 for a pretrained encoder "
+        "(seconds on a CPU)",
+        "RMC's",
+    )
     parser.add_argument("--way_ref", choices=("atten", "avg", "concat", "no"), default="atten")
     parser.add_argument("--ratio_ref", type=float, default=0.6, help="Reference share of the vector; 0 = concat.")
     parser.add_argument("--trainable_layers", type=int, default=2, help="Top encoder layers trained (RMC: 2).")
@@ -399,6 +407,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     for key, value in PRESETS[args.preset].items():
         if getattr(args, key) is None:
             setattr(args, key, value)
+    rates = {preset: PresetRates(*pair) for preset, pair in LEARNING_RATES.items()}
+    pretrained = not args.build_tiny_model and not is_tiny_model(args.model)
+    settle_learning_rate(args, rates, pretrained, attribute="lr")
     return args
 
 

@@ -5,8 +5,10 @@ from __future__ import annotations
 import argparse
 import json
 import random
-from collections.abc import Callable, Sequence
+import sys
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -114,6 +116,70 @@ def parse_with_preset(build_parser: Callable[[str], argparse.ArgumentParser], ar
     first = argparse.ArgumentParser(add_help=False)
     first.add_argument("--preset", default="paper")
     return build_parser(first.parse_known_args(argv)[0].preset).parse_args(argv)
+
+
+# Fine-tuning a pretrained encoder: BERT-family encoders are fine-tuned at 1e-5 to 5e-5 (BERT's and SBERT's 2e-5).
+# Beyond these bounds a few steps wreck what the encoder learned (above: a smoke run of all-MiniLM-L6-v2 at 1e-3
+# ends below the untrained encoder and BM25, docs/trainers.md) or leave it as it was (below).
+USUAL_FINE_TUNING_RATES = "1e-5 to 5e-5"
+FINE_TUNING_RATE_BOUNDS = (1e-7, 5e-4)
+
+
+@dataclass(frozen=True)
+class PresetRates:
+    """A preset's learning rate for each kind of encoder a trainer may be given: `pretrained` fine-tunes a
+    pretrained encoder (the trainer's published rate, whatever the preset), `tiny` trains the randomly initialised
+    model of `trainers.tiny_model`, which a short smoke run must move far to learn anything."""
+
+    pretrained: float
+    tiny: float
+
+
+@dataclass(frozen=True)
+class LearningRateChoice:
+    """The rate a run uses, why (recorded beside the results), and a `warning:` line when it looks like a mistake."""
+
+    rate: float
+    reason: str
+    warning: str | None = None
+
+
+def choose_learning_rate(
+    explicit: float | None, rates: PresetRates, preset: str, pretrained: bool, flag: str = "--learning_rate"
+) -> LearningRateChoice:
+    """An explicit rate wins (with a warning when it is far outside the usual range for fine-tuning a pretrained
+    encoder, `FINE_TUNING_RATE_BOUNDS`); without one, the preset's rate for the kind of encoder trained."""
+    kind = "a pretrained encoder" if pretrained else "the tiny random model"
+    if explicit is None:
+        rate = rates.pretrained if pretrained else rates.tiny
+        return LearningRateChoice(rate, f"--preset {preset}'s rate for {kind}")
+    low, high = FINE_TUNING_RATE_BOUNDS
+    warning = None
+    if pretrained and not low <= explicit <= high:
+        effect = "a few steps can wreck what it learned" if explicit > high else "it will barely change"
+        warning = (
+            f"warning: {flag} {explicit:g} is far {'above' if explicit > high else 'below'} the usual rates for "
+            f"fine-tuning a pretrained encoder ({USUAL_FINE_TUNING_RATES}; this trainer's is {rates.pretrained:g}): "
+            f"{effect}"
+        )
+    return LearningRateChoice(explicit, f"{flag} given, {kind}", warning)
+
+
+def settle_learning_rate(
+    args: argparse.Namespace,
+    rates: Mapping[str, PresetRates],
+    pretrained: bool,
+    attribute: str = "learning_rate",
+) -> LearningRateChoice:
+    """Set `args.<attribute>` (None: not given) to the rate `choose_learning_rate` picks for `args.preset`, record
+    why in `args.learning_rate_choice` (the options written beside the results), print its warning on stderr."""
+    flag = f"--{attribute}"
+    choice = choose_learning_rate(getattr(args, attribute), rates[args.preset], args.preset, pretrained, flag)
+    setattr(args, attribute, choice.rate)
+    args.learning_rate_choice = choice.reason
+    if choice.warning:
+        print(choice.warning, file=sys.stderr)
+    return choice
 
 
 def add_field_flag(parser: argparse.ArgumentParser, field) -> None:

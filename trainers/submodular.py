@@ -63,6 +63,7 @@ from trainers.metrics import ranking_metrics, recall_ks_up_to, set_metrics
 from trainers.prefetch import PaperIndex
 from trainers.rerank_model import add_model_flag, load_encoder, paper_text, run_bert_command
 from trainers.runtime import (
+    PresetRates,
     add_common_flags,
     add_preset_flag,
     autocast,
@@ -71,9 +72,11 @@ from trainers.runtime import (
     parse_with_preset,
     read_json,
     resolve_device,
+    settle_learning_rate,
     write_json,
     write_split_metrics,
 )
+from trainers.tiny_model import is_tiny_model
 
 DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 SBERT_CONFIG = "sbert_config.json"
@@ -84,8 +87,11 @@ POOLING_HELP = "mean (SBERT, all-MiniLM) or cls (SPECTER); default: as the model
 # `--preset smoke`: minutes on two CPU cores with a tiny local model; explicit flags win over it.
 PRESETS: dict[str, dict[str, object]] = {
     "paper": {},
-    "smoke": {"batch_size": 8, "max_length": 128, "max_steps": 100, "learning_rate": 1e-3, "epochs": 10},
+    "smoke": {"batch_size": 8, "max_length": 128, "max_steps": 100, "epochs": 10},
 }
+# The rate by what is trained (`runtime.settle_learning_rate`): a pretrained encoder is fine-tuned at SBERT's 2e-5
+# in every preset; the tiny random model needs 1e-3 to learn anything in a smoke run.
+LEARNING_RATES = {"paper": PresetRates(pretrained=2e-5, tiny=2e-5), "smoke": PresetRates(pretrained=2e-5, tiny=1e-3)}
 EVALUATE_PRESETS: dict[str, dict[str, object]] = {
     "paper": {},
     "smoke": {"candidates": 15, "ks": [1, 3, 5, 10], "clusters": 3, "alpha": 0.3, "max_length": 128},
@@ -607,7 +613,10 @@ def run_train(args: argparse.Namespace) -> dict:
     write_json(output / "train_history.json", history)
     write_json(output / "train_config.json", {**options, "dataset_versions": dataset_versions(args.dataset)})
     steps = sum(max((r["steps"] for r in history if r["objective"] == o), default=0) for o in objectives)
-    print(f"fine-tuned ({', '.join(objectives)}), {steps} steps; model in {output}")
+    print(
+        f"fine-tuned ({', '.join(objectives)}), {steps} steps at learning rate {args.learning_rate:g} "
+        f"({args.learning_rate_choice}); model in {output}"
+    )
     return {"history": history, "steps": steps, "stopped": False}
 
 
@@ -724,7 +733,8 @@ def build_parser(preset: str = "paper") -> argparse.ArgumentParser:
     add_preset_flag(
         train,
         PRESETS,
-        "batches of 8, 128 tokens, 10 epochs, at most 100 steps per objective, rate 1e-3",
+        "batches of 8, 128 tokens, 10 epochs, at most 100 steps per objective, rate 1e-3 for the tiny model "
+        "(a pretrained encoder keeps 2e-5)",
         "the defaults below",
     )
     train.add_argument("--output", required=True, help="Directory for the fine-tuned model (created).")
@@ -741,7 +751,13 @@ def build_parser(preset: str = "paper") -> argparse.ArgumentParser:
     train.add_argument("--epochs", type=int, default=1, help="Epochs per objective (1).")
     train.add_argument("--max_steps", type=int, default=0, help="Steps per objective at most (0: no limit).")
     train.add_argument("--batch_size", type=int, default=16, help="Pairs or triplets per step (16, SBERT's).")
-    train.add_argument("--learning_rate", type=float, default=2e-5, help="AdamW learning rate (2e-5, SBERT's).")
+    train.add_argument(
+        "--learning_rate",
+        type=float,
+        help="AdamW learning rate (default: 2e-5, SBERT's, for a pretrained encoder; the tiny model of "
+        "trainers.tiny_model gets 1e-3 under --preset smoke; a warning when far outside 1e-7 to 5e-4 for a "
+        "pretrained encoder).",
+    )
     train.add_argument("--weight_decay", type=float, default=0.01, help="AdamW weight decay (0.01).")
     train.add_argument("--max_length", type=int, default=256, help="Tokens per text (256).")
     train.add_argument("--query_text", choices=QUERY_TEXTS, default="both", help="What a query reads (both).")
@@ -778,6 +794,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     args = parse_with_preset(build_parser, argv)
     if args.command == "evaluate" and (min(args.ks) < 1 or args.candidates < 1):
         raise SystemExit("error: --ks and --candidates must be at least 1")
+    if args.command == "train":
+        settle_learning_rate(args, LEARNING_RATES, pretrained=not is_tiny_model(args.model))
     return args
 
 

@@ -60,6 +60,7 @@ from trainers.rerank import (
     load_prefetched,
     rerank_pools,
     reranker_queries,
+    settle_train_rate,
     train_pair_reranker,
     training_checkpoints,
     write_rerank_results,
@@ -307,7 +308,9 @@ def build_parser(preset: str = "paper") -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True)
     train = commands.add_parser("train", help="Fine-tune the SymTax reranker.")
     add_common_flags(train)
-    add_preset_flag(train, PRESETS, "the smoke settings of trainers.rerank (tiny model, 128 tokens, few steps)")
+    add_preset_flag(
+        train, PRESETS, "the smoke settings of trainers.rerank (tiny model, 128 tokens, few steps, its rates)"
+    )
     train.add_argument("--prefetched", required=True, help="Directory with prefetched_train.json (and _validation).")
     train.add_argument("--output", required=True, help="Checkpoint directory (last/ and best/ inside).")
     add_model_flag(train)
@@ -333,7 +336,7 @@ def build_parser(preset: str = "paper") -> argparse.ArgumentParser:
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    return parse_with_preset(build_parser, argv)
+    return settle_train_rate(parse_with_preset(build_parser, argv))
 
 
 def run_train(args: argparse.Namespace) -> dict:
@@ -380,7 +383,10 @@ def run_train(args: argparse.Namespace) -> dict:
         desc="symtax rerank",
     )
     best = summary["best_validation_recall@10"]
-    print(f"trained {summary['steps']} steps ({args.fusion} fusion); best validation recall@10: {best:.4f}")
+    print(
+        f"trained {summary['steps']} steps ({args.fusion} fusion) at learning rate {args.learning_rate:g} "
+        f"({args.learning_rate_choice}); best validation recall@10: {best:.4f}"
+    )
     return summary
 
 

@@ -9,7 +9,9 @@ BERT, saved as `from_pretrained` reads it.
 
 It exercises the whole reranking path (tokeniser, markers, training, checkpoints, evaluation) in minutes on a CPU;
 its rankings mean nothing next to SciBERT's, which `--model allenai/scibert_scivocab_uncased` loads where the hub
-(or a local copy) is available.
+(or a local copy) is available. Its config.json says it is one (`TINY_MODEL_KEY`, kept by every `save_pretrained`
+of a model trained from it), so that the presets give it the large rate it needs and a pretrained encoder a
+fine-tuning rate (`is_tiny_model`).
 """
 
 from __future__ import annotations
@@ -22,6 +24,39 @@ from pathlib import Path
 from trainers.data import is_json_dataset, is_parquet_dataset, load_dataset
 
 SPECIAL_TOKENS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+TINY_MODEL_KEY = "citrec_tiny_model"  # true in the config.json of a model `build_tiny_bert` made
+
+
+def model_config(model: str | Path) -> dict | None:
+    """The config.json of a local model directory or of a hub id in the local cache (nothing is downloaded);
+    None where there is none to read."""
+    import json
+
+    path = Path(model)
+    if path.is_dir():
+        config = path / "config.json"
+    else:
+        from huggingface_hub import try_to_load_from_cache
+
+        try:
+            cached = try_to_load_from_cache(str(model), "config.json")
+        except ValueError:  # not a hub id either (`resolve_model` says so when the model is loaded)
+            cached = None
+        config = Path(cached) if isinstance(cached, str) else None
+    if config is None or not config.is_file():
+        return None
+    try:
+        value = json.loads(config.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def is_tiny_model(model: str | Path) -> bool:
+    """Whether `model` is a tiny random model `build_tiny_bert` made (or one trained from it); any other model,
+    one whose config cannot be read included, counts as a pretrained encoder."""
+    config = model_config(model)
+    return bool(config and config.get(TINY_MODEL_KEY) is True)
 
 
 def dataset_texts(directory: str | Path) -> list[str]:
@@ -106,6 +141,7 @@ def build_tiny_bert(
         num_attention_heads=heads,
         intermediate_size=2 * hidden_size,
         max_position_embeddings=512,
+        **{TINY_MODEL_KEY: True},
     )
     BertModel(config).save_pretrained(directory)
     return directory
