@@ -296,7 +296,9 @@ class MergeCopiesByTitle(beam.PTransform):
     as S2ORC JSON, a copy whose arXiv id is missing. Outputs `documents`, `tally`."""
 
     def expand(self, documents):
-        keyed = documents | "TitleKeys" >> beam.ParDo(_TitleKeyFn()).with_outputs("untitled", main="keyed")
+        keyed = documents | "TitleKeys" >> beam.ParDo(_TitleKeyFn()).with_output_types(
+            tuple[str, bytes], untitled=ParsedDocument
+        ).with_outputs("untitled", main="keyed")
         merged = (
             keyed.keyed
             | "GroupByTitle" >> beam.GroupByKey()
