@@ -25,8 +25,20 @@ from dataclasses import asdict, dataclass
 
 from apache_beam.io.filesystems import FileSystems
 
-from pipelines.outputs import MANIFEST, SHARD, SPLIT_TABLES, STAGING, SUCCESS, code_version, parquet_rows, rename_files
-from pipelines.ownership import COMMIT_PLAN, RUN, inside, is_local
+from pipelines.inputs import file_stamp
+from pipelines.outputs import (
+    MANIFEST,
+    SHARD,
+    SPLIT_TABLES,
+    STAGING,
+    SUCCESS,
+    code_version,
+    is_local,
+    parquet_rows,
+    read_json,
+    rename_files,
+)
+from pipelines.ownership import COMMIT_PLAN, RUN, inside
 
 LEDGER = "_written.json"
 NOT_DATA = (RUN, LEDGER, COMMIT_PLAN)
@@ -50,16 +62,8 @@ def _sizes(directory: str) -> dict[str, int]:
 
 
 def _size(path: str) -> int | None:
-    if is_local(path):
-        try:
-            return os.stat(path).st_size
-        except OSError:
-            return None
-    try:
-        found = FileSystems.match([path])[0].metadata_list
-    except Exception:  # noqa: BLE001 - a missing object matches nothing
-        return None
-    return found[0].size_in_bytes if found else None
+    stamp = file_stamp(path)
+    return stamp[0] if stamp else None
 
 
 # ------------------------------------------------------------------------------------------------- the ledger
@@ -148,15 +152,6 @@ def check_counts(rows: Mapping[str, int], expected: Mapping[str, int]) -> None:
         raise CommitError("; ".join(wrong[:5]) + (f" (and {len(wrong) - 5} more)" if len(wrong) > 5 else ""))
 
 
-def _read_json(path: str) -> dict | None:
-    try:
-        with FileSystems.open(path) as handle:
-            value = json.loads(handle.read().decode("utf-8"))
-    except Exception:  # noqa: BLE001 - missing, cut short or not JSON: not a usable record
-        return None
-    return value if isinstance(value, dict) else None
-
-
 def stamped_versions(stats: Mapping) -> dict[str, str]:
     """The dataset and schema versions the run stamped in its stats.json, which the manifest repeats."""
     versions = stats.get("versions") if isinstance(stats, Mapping) else None
@@ -190,10 +185,10 @@ def _fail_on(problems: list[str], what: str) -> None:
 
 
 def _load_plan(output: str, staging: str) -> list[Move]:
-    plan = _read_json(FileSystems.join(staging, COMMIT_PLAN))
+    plan = read_json(FileSystems.join(staging, COMMIT_PLAN))
     if plan is not None:
         return [Move(**m) for m in plan["moves"]]
-    ledger = _read_json(FileSystems.join(staging, LEDGER))
+    ledger = read_json(FileSystems.join(staging, LEDGER))
     if ledger is None:
         raise CommitError(
             f"{staging} holds no complete run: its ledger ({LEDGER}, the job's last write) is missing or unreadable, "
@@ -251,7 +246,7 @@ def commit_output(
     against its manifest and then marked done."""
     staging = FileSystems.join(output, STAGING)
     if not FileSystems.exists(staging):
-        manifest = _read_json(FileSystems.join(output, MANIFEST))
+        manifest = read_json(FileSystems.join(output, MANIFEST))
         if manifest is None or not manifest.get("files"):
             raise CommitError(f"{staging} does not exist and {output} has no manifest: nothing to commit")
         moves = [Move(f["path"], f["path"], f["bytes"], f.get("rows")) for f in manifest["files"] if "bytes" in f]
@@ -266,7 +261,7 @@ def commit_output(
         with FileSystems.create(plan_path) as handle:
             handle.write(json.dumps({"moves": [asdict(m) for m in moves]}, indent=1).encode("utf-8"))
     _move(output, staging, moves)
-    run = _read_json(FileSystems.join(staging, RUN)) or {}
+    run = read_json(FileSystems.join(staging, RUN)) or {}
     manifest = {
         "dataset": dataset,
         "complete": True,
@@ -292,7 +287,7 @@ def _write_success(output: str) -> None:
 def update_manifest(output: str, directories: Sequence[str]) -> dict:
     """After files were written under `directories` of the committed dataset `output` (an export made later): its
     manifest lists them, with their sizes, in place of what it listed there before; written whole, read back."""
-    manifest = _read_json(FileSystems.join(output, MANIFEST))
+    manifest = read_json(FileSystems.join(output, MANIFEST))
     if manifest is None:
         raise CommitError(f"{output} has no readable manifest.json to update")
     prefixes = tuple(d.rstrip("/") + "/" for d in directories)

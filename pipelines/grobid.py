@@ -54,7 +54,7 @@ from extractors.clients.grobid import (
     tei_cache_key,
 )
 from extractors.documents.files import parse_document
-from extractors.documents.streams import TooLarge, read_errors
+from extractors.documents.streams import TooLarge, compression_of, read_errors
 from extractors.documents.tei import DocumentError, bib_entry_from_struct
 from extractors.records import BibEntry, DeadLetter, InputTally, ParsedDocument
 from mapping.matcher import MatchConfig, usable_title
@@ -262,7 +262,7 @@ class GrobidParseFn(_PooledFn):
         except read_errors() as err:
             return path, DeadLetter(path, "grobid", "unreadable_file", str(err)[:300]), counts
         try:
-            check_read_whole(task, len(pdf))
+            check_read_whole(task, len(pdf) if compression_of(path) is None else None)
         except FileChanged as err:
             return path, read_failure(path, err), counts
         cache = self.config.tei_cache

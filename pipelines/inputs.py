@@ -28,7 +28,6 @@ from dataclasses import dataclass, replace
 import apache_beam as beam
 from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
-from apache_beam.io.localfilesystem import LocalFileSystem
 from apache_beam.pvalue import TaggedOutput
 
 from extractors.documents.files import is_jsonl, parse_document, parse_document_file, parse_metadata_line
@@ -43,6 +42,7 @@ from extractors.documents.streams import (
     read_errors,
 )
 from extractors.records import DeadLetter, InputTally
+from pipelines.outputs import is_local
 from pipelines.tallies import DEAD, INPUTS, TALLY, Tallies, TallyingFn, dead_letter_output, step_label
 
 LOG = logging.getLogger(__name__)
@@ -104,7 +104,7 @@ CHANGED = "changed"
 def file_stamp(path: str) -> tuple[int, float | None] | None:
     """A file's (size, modification time) now, or None when it is gone. Local files: `os.stat`; other filesystems:
     one metadata lookup."""
-    if isinstance(FileSystems.get_filesystem(path), LocalFileSystem):
+    if is_local(path):
         try:
             stat = os.stat(path)
         except OSError:
@@ -136,15 +136,16 @@ def check_unchanged(task: ReadTask, stamp: tuple[int, float | None] | None = Non
         )
 
 
-def check_read_whole(task: ReadTask, read_bytes: int) -> None:
-    """`FileChanged` when a file read whole by another reader (PDFs, review files) is not the file listed: locally
-    its size and time now; elsewhere the bytes read against the listed size (when the file is not compressed)."""
+def check_read_whole(task: ReadTask, raw_bytes: int | None) -> None:
+    """`FileChanged` when a file read whole is not the file listed: locally its size and time now; elsewhere the
+    bytes read from it as stored (`raw_bytes`, None when not known) against its listed size, a free check where a
+    stat per file would be an API call per document."""
     if task.size is None:
         return
-    if isinstance(FileSystems.get_filesystem(task.path), LocalFileSystem):
+    if is_local(task.path):
         check_unchanged(task)
-    elif compression_of(task.path) is None and read_bytes != task.size:
-        check_unchanged(task, (read_bytes, None))
+    elif raw_bytes is not None and raw_bytes != task.size:
+        check_unchanged(task, (raw_bytes, None))
 
 
 def read_failure(path: str, err: BaseException) -> DeadLetter:
@@ -176,7 +177,7 @@ def file_of(source: str) -> str:
 def is_directory(path: str) -> bool:
     if path.endswith(("/", "\\")):
         return True
-    return isinstance(FileSystems.get_filesystem(path), LocalFileSystem) and os.path.isdir(path)
+    return is_local(path) and os.path.isdir(path)
 
 
 def open_raw(path: str):
@@ -186,19 +187,16 @@ def open_raw(path: str):
 
 def read_document_bytes(path: str, cap: int, task: ReadTask | None = None) -> bytes:
     """A whole file, decompressed by its suffix; `TooLarge` above `cap` decompressed bytes. With the `task` that
-    listed it, `FileChanged` if the file read is not the file listed: locally its size and modification time
-    afterwards, elsewhere the bytes read (a free check; a stat per file would be an API call per document)."""
+    listed it, `FileChanged` if the file read is not the file listed (`check_read_whole`)."""
     with open_raw(path) as raw:
         counted = _CountingReader(raw)
         with decompressed(counted, compression_of(path)) as handle:
             data = read_capped(handle, cap)
         if task is not None and task.size is not None:
-            if isinstance(FileSystems.get_filesystem(path), LocalFileSystem):
-                check_unchanged(task)
-            else:
+            if not is_local(path):
                 while counted.read(CHUNK_BYTES):  # a compressed stream may stop before the file's last bytes
                     pass
-                check_unchanged(task, (counted.read_bytes, None))
+            check_read_whole(task, counted.read_bytes)
         return data
 
 

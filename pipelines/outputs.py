@@ -47,11 +47,8 @@ class OneLineArgumentParser(argparse.ArgumentParser):
         fail(f"{message} (see {self.prog} --help)")
 
 
-class _OneLineParser(_BeamArgumentParser):
+class _OneLineParser(OneLineArgumentParser, _BeamArgumentParser):
     """Beam's argument parser (it reads Beam's own flag conventions), with one-line usage errors."""
-
-    def error(self, message: str) -> None:
-        fail(f"{message} (see {self.prog} --help)")
 
 
 def parse_strict(argv: Sequence[str], prog: str) -> PipelineOptions:
@@ -81,8 +78,20 @@ class ViewCachingOptions(PipelineOptions):
         return views[cls]
 
 
-def _is_local(path: str) -> bool:
+def is_local(path: str) -> bool:
+    """Whether `path` is on the local filesystem (where a stat, an O_EXCL create or a rename is cheap and atomic)."""
     return isinstance(FileSystems.get_filesystem(path), LocalFileSystem)
+
+
+def read_json(path: str) -> dict | None:
+    """A small JSON file (a marker, a lease, a plan, a manifest), or None when it is missing, cut short, unreadable
+    or not a JSON object: each means "no usable record"."""
+    try:
+        with FileSystems.open(path) as handle:
+            value = json.loads(handle.read().decode("utf-8"))
+    except Exception:  # noqa: BLE001 - missing, unreadable or not JSON: all mean "no usable record"
+        return None
+    return value if isinstance(value, dict) else None
 
 
 SUFFIXES = {
@@ -116,7 +125,7 @@ def check_patterns(inputs: dict[str, list[str]]) -> None:
     """Fail before the pipeline starts, in one line, when a pattern names a directory or matches no file."""
     for flag, patterns in inputs.items():
         for pattern in patterns:
-            names_directory = pattern.endswith("/") or (_is_local(pattern) and os.path.isdir(pattern))
+            names_directory = pattern.endswith("/") or (is_local(pattern) and os.path.isdir(pattern))
             if names_directory and not _GLOB_CHARS.search(pattern):
                 fail(f"--{flag} {pattern!r} is a directory; {suggest_glob(flag, pattern)}")
             if not FileSystems.match([pattern])[0].metadata_list:
@@ -129,7 +138,7 @@ def rename_files(sources: Sequence[str], destinations: Sequence[str]) -> None:
     if not sources:
         return
     for destination in destinations:
-        if _is_local(destination):
+        if is_local(destination):
             os.makedirs(os.path.dirname(destination), exist_ok=True)
     FileSystems.rename(list(sources), list(destinations))
 

@@ -28,9 +28,8 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from apache_beam.io.filesystems import FileSystems
-from apache_beam.io.localfilesystem import LocalFileSystem
 
-from pipelines.outputs import MANIFEST, STAGING, SUCCESS, UsageError
+from pipelines.outputs import MANIFEST, STAGING, SUCCESS, UsageError, is_local, read_json
 
 MARKER = "_citrec_output.json"
 LEASE = "_citrec_lease.json"
@@ -42,22 +41,8 @@ finished, and an `--overwrite` knows which committed files were the run's."""
 CONTROL_FILES = (MARKER, LEASE, MANIFEST, SUCCESS, MANIFEST + ".tmp")
 
 
-def is_local(path: str) -> bool:
-    return isinstance(FileSystems.get_filesystem(path), LocalFileSystem)
-
-
 def _now() -> dt.datetime:
     return dt.datetime.now(dt.timezone.utc).replace(microsecond=0)
-
-
-def _read_json(path: str) -> dict | None:
-    """A small JSON file, or None when it is missing or is not a JSON object."""
-    try:
-        with FileSystems.open(path) as handle:
-            value = json.loads(handle.read().decode("utf-8"))
-    except Exception:  # noqa: BLE001 - missing, unreadable or not JSON: all mean "no usable record"
-        return None
-    return value if isinstance(value, dict) else None
 
 
 def _write_json(path: str, value: dict) -> None:
@@ -99,19 +84,9 @@ def list_files(output: str) -> list[str]:
     return sorted(m.path[len(prefix) :] for m in matched if m.path.startswith(prefix))
 
 
-def _is_empty(output: str) -> bool:
-    if is_local(output):
-        path = Path(output)
-        return not path.exists() or (path.is_dir() and next(os.scandir(path), None) is None)
-    try:
-        return not FileSystems.match([FileSystems.join(output, "**")], limits=[1])[0].metadata_list
-    except Exception:  # noqa: BLE001
-        return True
-
-
 def citrec_manifest(output: str) -> dict | None:
     """The manifest of a dataset citrec committed in `output`, or None."""
-    manifest = _read_json(FileSystems.join(output, MANIFEST))
+    manifest = read_json(FileSystems.join(output, MANIFEST))
     if manifest and str(manifest.get("dataset", "")).startswith("citrec "):
         return manifest
     return None
@@ -119,7 +94,7 @@ def citrec_manifest(output: str) -> dict | None:
 
 def is_citrec_output(output: str) -> bool:
     """Whether `output` carries citrec's marker or a citrec manifest."""
-    marker = _read_json(FileSystems.join(output, MARKER))
+    marker = read_json(FileSystems.join(output, MARKER))
     return bool(marker and marker.get("owner") == "citrec") or citrec_manifest(output) is not None
 
 
@@ -131,7 +106,7 @@ def written_by_citrec(output: str) -> set[str]:
     manifest = citrec_manifest(output)
     if manifest:
         listed += [f.get("path") for f in manifest.get("files", []) if isinstance(f, dict)]
-    plan = _read_json(FileSystems.join(output, STAGING, COMMIT_PLAN))
+    plan = read_json(FileSystems.join(output, STAGING, COMMIT_PLAN))
     if plan:
         listed += [m.get("to") for m in plan.get("moves", []) if isinstance(m, dict)]
     return {clean for clean in map(inside, listed) if clean}
@@ -163,28 +138,20 @@ def check_output_path(output: str) -> None:
             break
 
 
-def check_not_foreign(output: str) -> None:
+def check_not_foreign(output: str, ignore: Iterable[str] = ()) -> None:
     """Refuse (UsageError) an output that holds files and is not citrec's: citrec writes into it and removes from
-    it nothing, whatever the flags."""
-    if _is_empty(output) or is_citrec_output(output):
+    it nothing, whatever the flags. `ignore`: this run's own files, once it has written them (its lease)."""
+    if is_citrec_output(output):
         return
-    files = list_files(output)
+    files = [f for f in list_files(output) if f not in set(ignore)]
+    if not files:
+        return
     shown = ", ".join(files[:3]) + (", ..." if len(files) > 3 else "")
     raise UsageError(
         f"--output {output!r} holds {len(files):,} files ({shown}) and no citrec dataset (no {MARKER} or citrec "
         "manifest.json): citrec writes only into a new or empty directory, or one it wrote, and never removes "
         "what it did not write, --overwrite or not; give a new directory"
     )
-
-
-def check_not_foreign_beside(output: str, ignore: Iterable[str]) -> None:
-    """`check_not_foreign` once this run's own files (`ignore`: its lease) are in the output."""
-    files = [f for f in list_files(output) if f not in set(ignore)]
-    if files and not is_citrec_output(output):
-        raise UsageError(
-            f"--output {output!r} got {len(files):,} files from elsewhere ({', '.join(files[:3])}) while this run "
-            "claimed it; give a directory nothing else writes"
-        )
 
 
 # ---------------------------------------------------------------------------------------------------- removal
@@ -380,7 +347,7 @@ def _create_exclusive_gcs(path: str, data: bytes) -> bool:
 
 
 def read_lease(output: str) -> Lease | None:
-    return Lease.from_json(_read_json(FileSystems.join(output, LEASE)))
+    return Lease.from_json(read_json(FileSystems.join(output, LEASE)))
 
 
 def _encode(lease: Lease) -> bytes:
@@ -447,7 +414,7 @@ def write_marker(output: str) -> None:
     """Mark `output` as citrec's (once: an existing marker is kept). The same bytes for every run, so that two runs
     of the same inputs leave the same files (which run wrote the dataset is in its manifest)."""
     path = FileSystems.join(output, MARKER)
-    if _read_json(path):
+    if read_json(path):
         return
     note = "citrec writes here and removes only what it wrote (docs/outputs.md)"
     _write_json(path, {"owner": "citrec", "note": note})
@@ -460,5 +427,5 @@ def write_run_record(staging: str, lease: Lease) -> None:
 
 
 def staged_run_id(output: str) -> str | None:
-    record = _read_json(FileSystems.join(output, STAGING, RUN))
+    record = read_json(FileSystems.join(output, STAGING, RUN))
     return str(record["run_id"]) if record and record.get("run_id") else None

@@ -55,7 +55,6 @@ from pipelines.ownership import (
     Lease,
     acquire_lease,
     check_not_foreign,
-    check_not_foreign_beside,
     check_output_path,
     is_citrec_output,
     list_files,
@@ -432,8 +431,7 @@ class DatasetPipeline:
         return lease
 
     def _prepare(self, output: str, overwrite: bool, lease: Lease) -> None:
-        if not is_citrec_output(output):
-            check_not_foreign_beside(output, (LEASE, MARKER))
+        check_not_foreign(output, ignore=(LEASE, MARKER))  # again, under the lease: nothing came in meanwhile
         content = [f for f in list_files(output) if f not in (LEASE, MARKER)]
         if content:
             if not overwrite:
@@ -542,14 +540,6 @@ class DatasetPipeline:
         try:
             self.run(argv)
         except KeyboardInterrupt:
-            print(f"interrupted: {interrupted_state(self.output_of(argv), self.prog)}", file=sys.stderr)
+            output = parse_strict(argv, self.prog).view_as(CorpusOptions).output or self.default_output
+            print(f"interrupted: {interrupted_state(output, self.prog)}", file=sys.stderr)
             raise SystemExit(130) from None
-
-    def output_of(self, argv: Sequence[str]) -> str:
-        """The --output a command line names (the default when none), read without Beam's parser."""
-        for i, arg in enumerate(argv):
-            if arg == "--output" and i + 1 < len(argv):
-                return argv[i + 1]
-            if arg.startswith("--output="):
-                return arg.split("=", 1)[1]
-        return self.default_output
