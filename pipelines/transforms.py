@@ -169,6 +169,12 @@ def _flatten(pbegin, pcolls: list, label: str):
     return pcolls | f"Flatten{label}" >> beam.Flatten()
 
 
+def file_name_keys(stem: str) -> list[str]:
+    """The keys of the identifier a file's stem is (`identifiers_in_file_stem`: arXiv id, DOI, ACL Anthology id)."""
+    named = identifiers_in_file_stem(stem)
+    return identifier_keys(arxiv_id=named.arxiv_id, doi=named.doi, s2_paper_id=None, other_ids=named.other_ids)
+
+
 def stem_keys(document: ParsedDocument) -> list[str]:
     """The join keys a document's file name offers when the document knows nothing more of itself: the identifier
     its stem is (arXiv id, DOI, ACL Anthology id), else the stem as a Semantic Scholar paper id (S2ORC metadata names
@@ -177,8 +183,7 @@ def stem_keys(document: ParsedDocument) -> list[str]:
     if file_of(document.source) != document.source:
         return []
     stem = file_stem(document.source)
-    named = identifiers_in_file_stem(stem)
-    keys = identifier_keys(arxiv_id=named.arxiv_id, doi=named.doi, s2_paper_id=None, other_ids=named.other_ids)
+    keys = file_name_keys(stem)
     if not set(document.identifier_keys()) <= set(keys):
         return []
     if not keys and document.s2_paper_id is None and stem:
@@ -362,12 +367,7 @@ def named_only_by_file(document: ParsedDocument) -> bool:
     """Whether every identifier a document has came from its file name, or it has none (a TEI whose header lost
     title and ids): such a document needs its database record, or it has nothing a paper is known by. A document
     with ids of its own but no title (an S2ORC 2020 record, whose title lives in the metadata) goes on."""
-    from_name = identifiers_in_file_stem(file_stem(document.source))
-    keys = set(document.identifier_keys())
-    name_keys = set(
-        identifier_keys(arxiv_id=from_name.arxiv_id, doi=from_name.doi, s2_paper_id=None, other_ids=from_name.other_ids)
-    )
-    return keys <= name_keys
+    return set(document.identifier_keys()) <= set(file_name_keys(file_stem(document.source)))
 
 
 class _MergeByIdFn(TallyingFn):
