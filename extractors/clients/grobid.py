@@ -55,13 +55,12 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field, fields, replace
-from xml.etree import ElementTree
 
 import requests
 import urllib3
 from lxml import etree
 
-from extractors.documents.tei import TEI_NS
+from extractors.documents.tei import TEI_NS, DocumentError, parse_xml_root
 from extractors.records import BibEntry
 
 START_HINT = "start one with: docker run --rm -p 8070:8070 grobid/grobid:0.8.2-crf"
@@ -274,57 +273,19 @@ def grobid_tei_problem(data: bytes) -> str | None:
     """Why an answer is not a TEI document as GROBID writes one (well-formed XML whose root is TEI's `TEI` with a
     `teiHeader` child), or None when it is. An empty answer, a proxy's HTML page and a body cut short (no longer
     well-formed) fail here, so none is ever taken for a PDF's TEI. What the TEI holds is not judged: a TEI without
-    a body is GROBID's own reading of the PDF, and the parser dead-letters it the same way every run. The parser
-    settings are `parse_tei`'s, with its fallback for documents deeper than libxml2 allows."""
+    a body is GROBID's own reading of the PDF, and the parser dead-letters it the same way every run. The XML is
+    read as the parser reads it (`parse_xml_root`, any depth)."""
     if not data or data.isspace():
         return "empty answer"
-    parser = etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=True)
     try:
-        root = etree.fromstring(data, parser)
-    except etree.XMLSyntaxError as err:
-        if "Excessive depth" in str(err):
-            return _deep_tei_problem(data)
-        return f"not well-formed XML: {err}"
+        root = parse_xml_root(data)
+    except DocumentError as err:
+        return f"not well-formed XML: {err.detail}"
     if root.tag != _TEI_ROOT:
         return f"root element is {root.tag!r}, not TEI"
     if root.find(_TEI_HEADER) is None:
         return "a TEI without a teiHeader"
     return None
-
-
-class _RootAndHeader:
-    """An expat target that keeps only the root's tag and whether the root has a `teiHeader` child."""
-
-    def __init__(self) -> None:
-        self.depth = 0
-        self.root: str | None = None
-        self.header = False
-
-    def start(self, tag: str, attrib: dict) -> None:
-        if self.depth == 0:
-            self.root = tag
-        elif self.depth == 1 and tag == _TEI_HEADER:
-            self.header = True
-        self.depth += 1
-
-    def end(self, tag: str) -> None:
-        self.depth -= 1
-
-    def close(self) -> _RootAndHeader:
-        return self
-
-
-def _deep_tei_problem(data: bytes) -> str | None:
-    """`grobid_tei_problem` for a document deeper than libxml2 allows, read by expat (no depth limit, no tree)."""
-    parser = ElementTree.XMLParser(target=_RootAndHeader())
-    try:
-        parser.feed(data)
-        seen = parser.close()
-    except ElementTree.ParseError as err:
-        return f"not well-formed XML: {err}"
-    if seen.root != _TEI_ROOT:
-        return f"root element is {seen.root!r}, not TEI"
-    return None if seen.header else "a TEI without a teiHeader"
 
 
 # ---------------------------------------------------------------------------------------------------------

@@ -572,21 +572,26 @@ def _parse_deep_xml(data: bytes) -> etree._Element:
         raise DocumentError("malformed_xml", str(err)) from err
 
 
-@raises_only_document_errors
-def parse_tei(data: bytes, source: str) -> ParsedDocument:
-    """Parse one GROBID TEI document. Raises `DocumentError` with a drop reason when it cannot."""
+def parse_xml_root(data: bytes) -> etree._Element:
+    """A TEI file's XML tree (no entities resolved, nothing fetched, any depth), or `DocumentError`: `empty_file`,
+    `undecodable_bytes`, `malformed_xml` (also what a GROBID answer cut short or an HTML page gives)."""
     if not data or not data.strip():
         raise DocumentError("empty_file", "the file has no content")
     parser = etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=True, remove_comments=False)
     try:
-        root = etree.fromstring(data, parser)
+        return etree.fromstring(data, parser)
     except etree.XMLSyntaxError as err:
         if "Excessive depth" in str(err):
-            root = _parse_deep_xml(data)
-        elif "encoding" in str(err).lower() or "utf-8" in str(err).lower() or "bytes" in str(err).lower():
+            return _parse_deep_xml(data)
+        if "encoding" in str(err).lower() or "utf-8" in str(err).lower() or "bytes" in str(err).lower():
             raise DocumentError("undecodable_bytes", str(err)) from err
-        else:
-            raise DocumentError("malformed_xml", str(err)) from err
+        raise DocumentError("malformed_xml", str(err)) from err
+
+
+@raises_only_document_errors
+def parse_tei(data: bytes, source: str) -> ParsedDocument:
+    """Parse one GROBID TEI document. Raises `DocumentError` with a drop reason when it cannot."""
+    root = parse_xml_root(data)
     if root.tag != _q("TEI"):
         raise DocumentError("not_tei", f"root element is {root.tag!r}, not TEI")
 
