@@ -68,7 +68,7 @@ import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 
-from extractors.documents.fields import as_identifier, as_mapping, as_text, as_texts, wrong_type
+from extractors.documents.fields import as_identifier, as_mapping, as_text, as_texts, decode_json, wrong_type
 from extractors.documents.tei import PARSER_ERRORS, DocumentError
 from extractors.records import CounterFn, DeadLetter, no_count
 from extractors.reviews.mentions.cleaning import clean_review_text
@@ -902,14 +902,11 @@ def _broken_csv(where: str, first_line: int, last_line: int, err: csv.Error) -> 
 
 
 def _parse_json(text: str, source: str, fields: ReviewFields, count: CounterFn = no_count) -> Iterator[ReviewInput]:
-    def last_wins(pairs: list[tuple[str, object]]) -> dict[str, object]:
-        record = dict(pairs)
-        if len(record) < len(pairs):
-            count(JSON_DUPLICATE_KEYS, len(pairs) - len(record))
-        return record
+    def repeats(_: str, n: int) -> None:  # every repeated key, at any depth, under the one reading counter
+        count(JSON_DUPLICATE_KEYS, n)
 
     try:
-        record = json.loads(text, object_pairs_hook=last_wins)
+        record = decode_json(text, repeats)
     except RecursionError as err:
         raise ReviewInputError("too_deep", "JSON nested deeper than the parser's recursion limit") from err
     except json.JSONDecodeError as err:
