@@ -15,6 +15,8 @@ import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import networkx as nx
+
 from extractors.documents.ids import key_kind, key_rank
 from mapping.titles import looks_like_venue, normalize_title
 
@@ -61,23 +63,14 @@ def _strength(copy: Copy) -> tuple:
 
 def _components(copies: Sequence[Copy]) -> list[list[Copy]]:
     """The copies that share an identifier (the same paper by that identifier), each group strongest first."""
-    parent = list(range(len(copies)))
-
-    def root(i: int) -> int:
-        while parent[i] != i:
-            parent[i] = parent[parent[i]]
-            i = parent[i]
-        return i
-
+    graph = nx.Graph()
+    graph.add_nodes_from(range(len(copies)))
     holder: dict[str, int] = {}
     for i, copy in enumerate(copies):
         for key in copy.keys:
-            j = holder.setdefault(key, i)
-            parent[root(i)] = root(j)
-    groups: dict[int, list[Copy]] = {}
-    for i, copy in enumerate(copies):
-        groups.setdefault(root(i), []).append(copy)
-    return sorted((sorted(g, key=_strength) for g in groups.values()), key=lambda g: _strength(g[0]))
+            graph.add_edge(i, holder.setdefault(key, i))
+    groups = (sorted((copies[i] for i in group), key=_strength) for group in nx.connected_components(graph))
+    return sorted(groups, key=lambda g: _strength(g[0]))
 
 
 def _kinds(group: Sequence[Copy]) -> dict[str, set[str]]:
