@@ -26,7 +26,8 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 SHARED = REPO.parent / "shared" / "data"
-VOLATILE = {"git_commit", "citrec_version", "dataset_version", "created", "output", "inputs"}
+VOLATILE = {"git_commit", "citrec_version", "dataset_version", "created", "output", "inputs", "run_id"}
+PATH_BEARING = (".json", ".md")  # their size follows the checkout's path: their content is digested on its own
 
 
 def datasets() -> dict[str, list[str]]:
@@ -57,7 +58,8 @@ def datasets() -> dict[str, list[str]]:
 
 def _scrub(value):
     if isinstance(value, dict):
-        return {k: _scrub(v) for k, v in value.items() if k not in VOLATILE}
+        sized_by_path = str(value.get("path", "")).endswith(PATH_BEARING)
+        return {k: _scrub(v) for k, v in value.items() if k not in VOLATILE and not (sized_by_path and k == "bytes")}
     if isinstance(value, list):
         return [_scrub(v) for v in value]
     return value

@@ -26,11 +26,11 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
+from bench.shared import shared_data_dir  # noqa: E402
 from extractors.contexts import cut_contexts  # noqa: E402
 from extractors.documents.files import parse_document_file  # noqa: E402
 from extractors.documents.sentences import split_sentences  # noqa: E402
-from extractors.records import BibEntry, Mention, Paragraph, ParsedDocument  # noqa: E402
-from extractors.shared_data import shared_data_dir  # noqa: E402
+from mapping.records import BibEntry, Mention, Paragraph, ParsedDocument  # noqa: E402
 
 Cut = Callable[[ParsedDocument, dict], list]
 PER_MARKER_BEFORE = "4124f59"  # the last revision whose cutter masked the whole paragraph for every marker

@@ -1,4 +1,4 @@
-"""Measure the CitationR mention rules against hand labels (`extractors.reviews.labels` says how), and profile a
+"""Measure the CitationR mention rules against hand labels (`bench.citationr.labels` says how), and profile a
 pipeline run's output.
 
     python bench/eval_citationr.py                       # hand-label evaluation (../shared/data), as a table
@@ -26,25 +26,21 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from extractors.reviews.labels import (  # noqa: E402
+from bench.citationr.labels import (  # noqa: E402
     BIAS,
     FOUND_AT,
-    HELD_OUT_LABELS,
-    NEURIPS_LABEL_FILES,
-    READABLE,
-    REPORTED_ALONE,
     REVIEW_LABELS,
     SOURCES,
     TITLE_LABELS,
     evaluate,
     label_agreement,
     own_text_of,
-    part,
     read_reviews,
 )
+from bench.citationr.samples import HELD_OUT_LABELS, POOLED_LABEL_FILES, READABLE, REPORTED_ALONE, part  # noqa: E402
+from bench.shared import shared_data_dir  # noqa: E402
 from extractors.reviews.mentions import MentionConfig, extract_review_mentions  # noqa: E402
 from extractors.reviews.records import ALREADY_CITED, DISCUSSED, RECOMMENDED, PaperMention, Review  # noqa: E402
-from extractors.shared_data import shared_data_dir  # noqa: E402
 from mapping.matcher import lcs_similarity  # noqa: E402
 from mapping.titles import normalize_title  # noqa: E402
 
@@ -94,7 +90,7 @@ def dataset_profile(dataset: Path) -> dict:
 
 # ------------------------------------------------------------- a learned "asks for a citation" decision
 #
-# The experiment issue 19 asked for: a small logistic regression over a mention's context, trained on the read
+# An experiment: a small logistic regression over a mention's context, trained on the read
 # parts only, in place of the rules' request cues (`extractors/reviews/mentions/classify.py`). Labels, mention by
 # mention, from the hand labels: in a review of the title files, a titled mention whose title is one of the
 # review's gold titles is a recommendation, any other titled mention is not; every mention of a review labelled 0
@@ -249,7 +245,7 @@ def main(argv: list[str] | None = None) -> None:
         "--learned",
         action="store_true",
         help="decide recommended/discussed by a logistic regression trained on the read parts instead of the "
-        "rules' cues (the experiment of issue 19; see the comment above train_request_classifier)",
+        "rules' cues (an experiment; see the comment above train_request_classifier)",
     )
     parser.add_argument(
         "--name_model",
@@ -297,7 +293,7 @@ def main(argv: list[str] | None = None) -> None:
     agreement = (
         {
             path.stem: label_agreement(path)
-            for path in (*NEURIPS_LABEL_FILES, *HELD_OUT_LABELS.values())
+            for path in (*POOLED_LABEL_FILES, *HELD_OUT_LABELS.values())
             if path.is_file()
         }
         if {"neurips_labels", *HELD_OUT_LABELS} & set(result)

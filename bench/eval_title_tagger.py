@@ -1,7 +1,7 @@
-"""Measure the learned title tagger (`extractors/reviews/mentions/tagger.py`) with the rules, by cross-fitting.
+"""Measure the learned title tagger (`bench/citationr/tagger.py`) with the rules, by cross-fitting.
 
 Train on `dev`, measure on `dev2`; train on `dev2`, measure on `dev`; each beside the rules alone on the same part,
-with the same measures as `bench/eval_citationr.py` (`extractors.reviews.labels.evaluate`): title precision and
+with the same measures as `bench/eval_citationr.py` (`bench.citationr.labels.evaluate`): title precision and
 recall, review-level recall of the title files, review-level precision and recall of ICLRwithLabels and of
 DISAPERE. While cross-fitting, the reviews of the `test` part are never extracted (the measured callable returns
 no mention for them) and no row of theirs is printed.
@@ -23,16 +23,17 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from extractors.reviews.labels import default_extract, evaluate, part  # noqa: E402
-from extractors.reviews.mentions.tagger import (  # noqa: E402
+from bench.citationr.labels import default_extract, evaluate  # noqa: E402
+from bench.citationr.samples import part  # noqa: E402
+from bench.citationr.tagger import (  # noqa: E402
     DEFAULT_TAGGER_CONFIG,
     TaggerConfig,
     TitleTagger,
     labelled_reviews,
     tagged_extract,
 )
+from bench.shared import shared_data_dir  # noqa: E402
 from extractors.reviews.records import PaperMention, Review  # noqa: E402
-from extractors.shared_data import shared_data_dir  # noqa: E402
 
 SOURCES = ("bias_reviews", "bias_titles", "disapere")
 MEASURES = (

@@ -21,7 +21,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from extractors.shared_data import shared_data_dir  # noqa: E402
+from bench.shared import shared_data_dir  # noqa: E402
 
 
 def main() -> None:

@@ -20,8 +20,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from bench.shared import shared_data_dir  # noqa: E402
 from extractors.documents.files import parse_document, parse_metadata_line  # noqa: E402
-from extractors.shared_data import shared_data_dir  # noqa: E402
 
 
 def best_of(repeats: int, work: Callable[[], None]) -> float:

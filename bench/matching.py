@@ -16,7 +16,7 @@ is the peak minus the resident size after the inputs were loaded):
 - `baseline`: datasketch as a user would write it: `MinHash.generator` over the shingles, `MinHashLSH`
   (threshold 0.5, 128 permutations), a dict of the MinHashes to rank candidates by `jaccard`, the top 100
   checked one pair at a time with rapidfuzz LCS >= 0.9.
-- `memory`: `mapping.matcher.InMemoryMatcher`.
+- `memory`: `mapping.in_memory.InMemoryMatcher`.
 - `join`: `pipelines.matching.MatchTitles` (the Beam join) on FnApiRunner, reading the same files.
 - `memory@before` (with `--before DIR`): the `memory` method of another checkout (`git archive OLD | tar -x
   -C DIR`), on the same inputs, run between the others.
@@ -44,10 +44,10 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from bench.shared import shared_data_dir  # noqa: E402
 from extractors.documents.files import parse_document_file  # noqa: E402
-from extractors.records import BibEntry, Paper, ParsedDocument  # noqa: E402
-from extractors.shared_data import shared_data_dir  # noqa: E402
 from mapping.matcher import MatchConfig, usable_title  # noqa: E402
+from mapping.records import BibEntry, Paper, ParsedDocument  # noqa: E402
 from mapping.titles import normalize_title  # noqa: E402
 
 VARIANTS = ("case_punct", "misspelled", "dropped_word", "truncated", "latex_tail", "exact", "not_in_db")
@@ -228,7 +228,7 @@ def run_baseline(
 def run_memory(
     papers: list[Paper], refs: list[BibEntry], config: MatchConfig
 ) -> tuple[dict[str, str | None], float, float]:
-    from mapping.matcher import InMemoryMatcher
+    from mapping.in_memory import InMemoryMatcher
 
     start = time.perf_counter()
     matcher = InMemoryMatcher(papers, config)

@@ -1,4 +1,4 @@
-"""Precision and recall of title matching on the gold set built from the real documents (`mapping.gold`
+"""Precision and recall of title matching on the gold set built from the real documents (`bench.gold.titles`
 says how the set is made): every similarity, path and threshold, and the errors at 0.90.
 
     python bench/matching_gold.py [--shared DIR] [--json OUT] [--show-errors]
@@ -14,8 +14,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from extractors.shared_data import shared_data_dir  # noqa: E402
-from mapping.gold import (  # noqa: E402
+from bench.gold.titles import (  # noqa: E402
     REPORT_THRESHOLD,
     SIMILARITIES,
     build_gold_set,
@@ -24,6 +23,7 @@ from mapping.gold import (  # noqa: E402
     resolve,
     run_all,
 )
+from bench.shared import shared_data_dir  # noqa: E402
 
 
 def build_parser() -> argparse.ArgumentParser:

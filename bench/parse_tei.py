@@ -31,8 +31,8 @@ from lxml import etree
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
+from bench.shared import shared_data_dir  # noqa: E402
 from extractors.documents.tei import DocumentError, parse_tei  # noqa: E402
-from extractors.shared_data import shared_data_dir  # noqa: E402
 
 Parse = Callable[[bytes, str], object]
 

@@ -15,7 +15,7 @@ Each run is a child process of its own, so that its CPU seconds (user + system, 
 child's own and its children's) and its peak resident memory are its own; `cpu_s` counts from after the
 imports, `cpu_total_s` from the process start. Beam runs `python -m pipelines.arsyta --runner=FnApiRunner`'s
 `run` (one SDK worker, in process: one core, like the loop). The loop does what the pipeline does with the
-same functions (`parse_document_file`, `parse_metadata_line`, `merge_papers`, `InMemoryMatcher`,
+same functions (`parse_document_file`, `parse_metadata_line`, `merge_paper_group`, `InMemoryMatcher`,
 `cut_contexts`, `keep_context`, `date_and_split`, the row functions, `dataset_files`) with dicts for the
 joins, times each stage (CPU seconds: the per-stage costs docs/scale.md extrapolates from), and writes the
 same tables; the benchmark checks that both wrote the same contexts, papers and citations rows. In the Beam
@@ -44,7 +44,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from extractors.shared_data import shared_data_dir  # noqa: E402
+from bench.shared import shared_data_dir  # noqa: E402
 
 TEMPLATE_GLOB = "*/*.tei.xml"
 CORPUS_VERSION = 2
@@ -171,21 +171,10 @@ def run_loop(corpus: Path, output: Path) -> dict[str, float]:
     import pyarrow.parquet as pq
 
     from extractors.contexts import ContextConfig, cut_contexts
-    from extractors.dataset import (
-        cited_count_key,
-        citing_category_key,
-        context_plot_keys,
-        dataset_files,
-        date_and_split,
-        graph_statistics,
-        pool_key,
-    )
-    from extractors.documents.files import paper_from_document, parse_document_file, parse_metadata_line
-    from extractors.documents.ids import key_rank
-    from extractors.documents.metadata import merge_papers
+    from extractors.dataset import dataset_files, date_and_split, graph_statistics, plot_key_sums
+    from extractors.documents.files import parse_document_file, parse_metadata_line
     from extractors.documents.streams import compression_of, decompressed, iter_lines, read_capped
     from extractors.recipes import keep_context, recipe_named
-    from extractors.records import Paper, ParsedDocument
     from extractors.schemas import (
         CITATIONS_SCHEMA,
         CONTEXTS_SCHEMA,
@@ -195,10 +184,13 @@ def run_loop(corpus: Path, output: Path) -> dict[str, float]:
         context_row,
         paper_row,
     )
-    from mapping.matcher import InMemoryMatcher, MatchConfig
+    from mapping.ids import key_rank
+    from mapping.in_memory import InMemoryMatcher
+    from mapping.matcher import MatchConfig
+    from mapping.records import Paper, ParsedDocument
     from mapping.taxonomy import taxonomy_fields
     from pipelines.inputs import MAX_DOCUMENT_BYTES
-    from pipelines.transforms import keep_order, named_only_by_file
+    from pipelines.transforms import merge_paper_group
 
     clock = StageClock()
     tallies: Counter[str] = Counter()
@@ -257,16 +249,8 @@ def run_loop(corpus: Path, output: Path) -> dict[str, float]:
             groups[paper.paper_id][1].append(paper)
         database, kept = [], []
         for paper_id, (docs, records) in groups.items():
-            docs.sort(key=lambda d: keep_order(d, paper_id))
-            if docs and not any(p.title for p in records):
-                docs.sort(key=lambda d: not d.title)
-            titled = bool(docs) and (
-                bool(docs[0].title) or any(p.title for p in records) or not named_only_by_file(docs[0])
-            )
-            records = records + ([paper_from_document(docs[0])] if titled else [])
-            if records:
-                merged = merge_papers(records)
-                merged = replace(merged, **taxonomy_fields(merged.categories))
+            docs, merged, titled = merge_paper_group(paper_id, docs, records)
+            if merged is not None:
                 database.append(merged)
             if titled:
                 kept.append(docs[0].with_metadata(merged))
@@ -330,27 +314,10 @@ def run_loop(corpus: Path, output: Path) -> dict[str, float]:
             headings[(context.citing_id, context.cited_id)].append(context.section_heading)
         citations = [citation_row(citing, cited, h) for (citing, cited), h in headings.items()]
         years = Counter(str(p.year) if p.year else "unknown" for p in selected)
-        sums: Counter = Counter()
-        for context in contexts:
-            for key, n in context_plot_keys(context):
-                sums[key] += n
-        for n in Counter(c.cited_id for c in contexts).values():
-            key, one = cited_count_key("contexts", n)
-            sums[key] += one
-        for n in Counter(row["cited_id"] for row in citations).values():
-            key, one = cited_count_key("citing_papers", n)
-            sums[key] += one
-        for _, category in {(c.citing_id, c.citing_primary_category) for c in contexts}:
-            key, one = citing_category_key(category)
-            sums[key] += one
-        for paper in selected:
-            key, one = pool_key(paper)
-            sums[key] += one
+        sums = plot_key_sums(contexts, selected)
         edges = [(row["citing_id"], row["cited_id"]) for row in citations]
         graph = graph_statistics(edges)  # what `pipelines.graph.GraphStatistics` sums across workers
-        files = dataset_files(
-            tallies=dict(tallies), graph=graph, years=dict(years), plot_sums=list(sums.items()), options={}
-        )
+        files = dataset_files(tallies=dict(tallies), graph=graph, years=dict(years), plot_sums=sums, options={})
         return citations, files
 
     citations, files = clock("figures", figures)
@@ -420,7 +387,7 @@ def run_beam(corpus: Path, output: Path, matcher: str = "memory") -> dict[str, i
     return dict(shuffled)
 
 
-# What each run imports before its clock starts (the loop's `keep_order` and `named_only_by_file` live in
+# What each run imports before its clock starts (the loop's `merge_paper_group` lives in
 # pipelines.transforms, so both processes hold Beam's modules).
 IMPORTS = {
     "loop": ("pyarrow.parquet", "extractors.dataset", "extractors.contexts", "mapping.matcher", "pipelines.transforms"),

@@ -1,5 +1,5 @@
 """Raw-string matching (`mapping/raw_strings.py`) on the gold set built from real bibliographies
-(`mapping/raw_gold.py` says how it is built and split): precision and recall per bibliography style, the
+(`bench/gold/raw_strings.py` says how it is built and split): precision and recall per bibliography style, the
 parsers and the window ablation beside it, and the speed against the title path.
 
     python bench/raw_gold.py [--shared DIR] [--json OUT]            # dev and test figures, per style
@@ -23,10 +23,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 import numpy as np  # noqa: E402
 
-from extractors.records import BibEntry, no_count  # noqa: E402
-from extractors.shared_data import shared_data_dir  # noqa: E402
-from mapping.matcher import InMemoryMatcher, MatchConfig  # noqa: E402
-from mapping.raw_gold import (  # noqa: E402
+from bench.gold.raw_strings import (  # noqa: E402
     STYLES,
     Author,
     RawGoldSet,
@@ -36,7 +33,11 @@ from mapping.raw_gold import (  # noqa: E402
     resolve_raw,
     table,
 )
+from bench.shared import shared_data_dir  # noqa: E402
+from mapping.in_memory import InMemoryMatcher  # noqa: E402
+from mapping.matcher import MatchConfig  # noqa: E402
 from mapping.raw_strings import checked_raw, window_similarity  # noqa: E402
+from mapping.records import BibEntry, no_count  # noqa: E402
 
 default_shared_dir = shared_data_dir
 

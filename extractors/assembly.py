@@ -1,11 +1,9 @@
 """What every dataset's end shares, with no Beam: counts read out of the run's tallies, the end-of-run summary,
 the files stats.json and the card become, and the card's HuggingFace header.
 
-A pipeline counts everything it does as tallies (`name -> n`, summed across workers). Each dataset builds its
-stats.json and card from them in its own module (`extractors.dataset` for ArSyTa contexts,
-`extractors.reviews.dataset` for CitationR queries), which keeps only what is its own: which names make the
-funnel, which balances must hold, the card's text. The pieces below are what both have in common: a card is read
-on other machines than the one that wrote it, so what it shows is relative to the dataset's own directory.
+Each dataset (`extractors.dataset`, `extractors.reviews.dataset`) keeps only what is its own: which tallies make
+the funnel, which balances must hold, the card's text. A card is read on other machines than the one that wrote
+it, so what it shows is relative to the dataset's own directory.
 """
 
 from __future__ import annotations

@@ -1,47 +1,10 @@
 """Cut citation contexts out of a resolved document.
 
-Two views of every citation whose bib entry resolves to a database paper other than the citing one:
-
-- `char_context` (ACL-200 / arXiv(HAtten) convention): the document's running text (its paragraphs in
-  order, joined by one space) with every other citation marker replaced by `OTHERCIT`; then up to 200
-  characters before the marker, " TARGETCIT ", and up to 200 characters after it.
-- `sentence_context` (ArSyTa): the citing sentence with one sentence before and one after, taken from the
-  same section only, with the same marker replacement, plus the section heading.
-
-A group such as "[3, 4]" or "(Smith 2019; Lee 2020)" is several markers, so it gives one context per
-target, the other members appearing as OTHERCIT.
-
-Every mention becomes a context or is counted under one `dropped_<reason>`. Markers whose spans overlap
-(S2ORC and unarXive records have nested and duplicated cite spans) are reduced to a non-overlapping set
-first (`non_overlapping_mentions`), so that masking never has to choose between two claims on the same
-characters and TARGETCIT always stands where its marker was.
-
-Text as ACL-200 writes it, read off the two contexts HAtten's README prints
-(`peers/hatten-acl200/contexts_papers_examples_from_README.json`) and DualLCR's `mask_citations`, which masks
-its ACL-ARC contexts with `text[:600] + ' TARGETCIT ' + text[-600:]`, OTHERCIT by regex, then
-`re.sub(' +', ' ', masked)` (HAtten's repository holds no cutting code):
-
-- TARGETCIT always has one space each side, also beside punctuation: "the Pyramid ( TARGETCIT ; OTHERCIT)",
-  "4.2 RERANK TARGETCIT propose". OTHERCIT takes the marker's place as it is ("metrics (OTHERCIT).");
-  we add a space only where it would touch a letter or digit ("CoNLL OTHERCIT"), so it stays a token.
-- Whitespace runs become one space after masking, so the window is counted on text with single spaces.
-- The window is a plain character cut of the masked text: 200 characters before the space preceding
-  TARGETCIT and 200 after the space following it. A word cut at either end keeps its part ("the results
-  are s"), and a cut that falls on a space keeps it: both printed contexts start with one (" retaining all
-  stopwords.", " score of the last"), each 200 + 11 + 200 characters long. Where the document runs out
-  first, the window stops at its first or last character (a target first in the document gives
-  " TARGETCIT ...", as `text[:600] + ' TARGETCIT '` does in DualLCR).
-- `sentence_context` follows the same spacing; whole sentences have no outer whitespace, so it starts and
-  ends with text (or with TARGETCIT where the citing sentence does).
-
-A marker in a section heading, or nested inside another marker, comes as a paragraph of kind "heading" or
-"marker" (`UNCUT_KINDS`): its mentions are counted and dropped (`dropped_marker_in_heading`,
-`dropped_nested_marker`), and its text is never part of a window or a sentence context.
-
-Cost: each paragraph is masked once, and each context reads only what it shows (a window's worth of
-neighbouring paragraphs, three sentences found by bisection), so a document costs time linear in its text and
-markers, however many markers one paragraph holds (bench/contexts.py). The tests hold every context equal, byte
-for byte, to a plain cutter that masks the whole paragraph anew for each marker (tests/support/contexts_reference.py).
+Every citation whose bib entry resolves to a database paper other than the citing one gets two views:
+`char_context` (ACL-200 / arXiv(HAtten): 200 characters either side of " TARGETCIT ", other markers as
+OTHERCIT) and `sentence_context` (ArSyTa: the citing sentence and its neighbours in the same section). Every
+mention becomes a context or is counted under one `dropped_<reason>`; overlapping markers are reduced to a
+non-overlapping set first. How the text is spaced and cut, and why: docs/design.md.
 """
 
 from __future__ import annotations
@@ -53,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
 from itertools import pairwise
 
-from extractors.records import Context, CounterFn, Mention, Paragraph, ParsedDocument, no_count
+from mapping.records import Context, CounterFn, Mention, Paragraph, ParsedDocument, no_count
 
 
 @dataclass(frozen=True)
@@ -80,16 +43,10 @@ def spans_overlap(a: Mention, b: Mention) -> bool:
 def non_overlapping_mentions(mentions: Sequence[Mention]) -> tuple[tuple[Mention, ...], tuple[Mention, ...]]:
     """`(kept, dropped)`: a set of the paragraph's mentions whose spans do not overlap, and the others.
 
-    Rule: linked mentions (with a bib id) first, as many of them as can be kept (interval scheduling: by
-    earliest end, then earliest start, then the paragraph's order, keep a mention that overlaps none kept);
-    then unlinked mentions, in the same order, where they overlap no kept mention. So a group span that
-    holds its members' spans gives way to the members, an unlinked span never costs a linked one a context,
-    and of identical spans the first in the paragraph is kept. Both tuples keep the paragraph's order.
-
-    In O(n log n) (spans have `start <= end`): a mention met in that order overlaps a kept one of its own group
-    exactly when it starts before the largest end kept so far (a zero-length one never does: no kept span reaches
-    past it), and an unlinked one overlaps a kept linked one exactly when the last of those to start before its
-    end ends after its start (non-overlapping spans sorted by start have their ends in order too).
+    Linked mentions (with a bib id) first, as many as interval scheduling keeps (by end, start, then order); then
+    unlinked ones where they overlap nothing kept. So a group span gives way to its members, an unlinked span never
+    costs a linked one a context, and of identical spans the first is kept. Both keep the paragraph's order;
+    O(n log n) (docs/design.md).
     """
     order = sorted(range(len(mentions)), key=lambda k: (mentions[k].bib_id is None, mentions[k].end, mentions[k].start))
     first_unlinked = next((p for p, k in enumerate(order) if mentions[k].bib_id is None), len(order))

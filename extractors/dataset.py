@@ -17,8 +17,15 @@ import pyarrow as pa
 
 from extractors import assembly
 from extractors.contexts import ContextConfig
-from extractors.records import Context, CounterFn, Paper, no_count
-from extractors.schemas import CITATIONS_SCHEMA, CONTEXTS_SCHEMA, PAPERS_SCHEMA, SCHEMA_VERSION, SPLITS
+from extractors.schemas import (
+    CITATIONS_SCHEMA,
+    CONTEXT_VIEWS,
+    CONTEXTS_SCHEMA,
+    PAPERS_SCHEMA,
+    SCHEMA_VERSION,
+    SPLITS,
+)
+from mapping.records import Context, CounterFn, Paper, no_count
 
 
 @dataclass(frozen=True)
@@ -236,7 +243,6 @@ def graph_figures(nodes: int, edges: int, clustering_sum: float, components: int
 # The pipeline turns every context, cited paper and written paper into a few small keys with a value, sums the
 # values per key in Beam (a few hundred keys in all, whatever the corpus), and hands the sums to `plot_numbers`.
 
-CONTEXT_VIEWS = ("char_context", "sentence_context")
 LENGTH_BUCKET = 25
 """Characters per context-length bucket; a bucket is named by its lower edge."""
 LENGTH_CAP = 5_000
@@ -292,6 +298,31 @@ def citing_category_key(primary_category: str | None) -> tuple[PlotKey, int]:
 def pool_key(paper: Paper) -> tuple[PlotKey, int]:
     """One written paper, a candidate (`in_pool`) or there only as a citing paper."""
     return ("papers", "in_pool" if getattr(paper, "in_pool", True) else "outside_pool"), 1
+
+
+def plot_key_sums(contexts: Sequence[Context], papers: Iterable[Paper]) -> list[tuple[PlotKey, int]]:
+    """Every plot key above summed over a run held in one process: the same `(key, sum)` pairs as
+    `pipelines.transforms.plot_sums` sums across workers (for the plain loop bench/pipeline.py times against it)."""
+    sums: dict[PlotKey, int] = {}
+
+    def add(key: PlotKey, n: int) -> None:
+        sums[key] = sums.get(key, 0) + n
+
+    for context in contexts:
+        for key, n in context_plot_keys(context):
+            add(key, n)
+    pairs = [(c.citing_id, c.cited_id) for c in contexts]
+    for kind, citing in (("contexts", pairs), ("citing_papers", dict.fromkeys(pairs))):
+        per_cited: dict[str, int] = {}
+        for _, cited in citing:
+            per_cited[cited] = per_cited.get(cited, 0) + 1
+        for n in per_cited.values():
+            add(*cited_count_key(kind, n))
+    for _, category in dict.fromkeys((c.citing_id, c.citing_primary_category) for c in contexts):
+        add(*citing_category_key(category))
+    for paper in papers:
+        add(*pool_key(paper))
+    return list(sums.items())
 
 
 def _by_number(counts: Mapping[str, int]) -> dict[str, int]:
@@ -648,11 +679,9 @@ def dataset_card(stats: Mapping, name: str = "citrec arsyta") -> str:
     """README.md for the written dataset: what it is, how it was built, options, counts, licence notes, and how
     to load it.
 
-    Its YAML header lists the configs HuggingFace `datasets` loads (`extractors.assembly.hf_configs`): `default`
-    (the contexts, one split per non-empty split), `papers` and `citations`, each of these a split of its own
-    name. A split or table with no rows has no file (the writer drops 0-row split shards, and `datasets`
-    rejects a 0-row shard), so it is left out. The title names the recipe; the options shown hold no absolute
-    local path (`assembly.without_local_dirs`; stats.json keeps them whole).
+    Its YAML header lists the configs HuggingFace `datasets` loads (`assembly.hf_configs`): `default` (the contexts,
+    one split per non-empty split), `papers` and `citations`; one with no rows has no file and is left out. The
+    options shown hold no absolute local path (stats.json keeps them whole).
     """
     recipe = (stats.get("options", {}).get("recipe") or {}).get("name")
     title = assembly.card_title(name, recipe)
@@ -755,17 +784,9 @@ definition whose dates are fixed (`pipelines.arsyta.recipe_settings` refuses the
 
 def dataset_warnings(stats: Mapping) -> list[str]:
     """What a user should look at after a run, one line each (no "warning:" prefix), the cause first; none for a
-    sound run.
-
-    1. Fewer than half of the linked mentions that reached resolution resolve (reached: `mentions_linked -
-       dropped_dangling_link`, since a dangling link names no bib entry; lost: `dropped_unresolved_reference +
-       dropped_cited_not_in_database`; warned when `2 * (reached - lost) < reached`): the figure, and that
-       --metadata must hold the cited papers. Empty splits are then mostly its consequence.
-    2. No split has contexts: one line naming where the mentions went (the largest drop reasons), or that there
-       were none (the documents parsed and dead-lettered).
-    3. Otherwise one line per empty split: its window of publication dates, the years the contexts' citing
-       papers have, and what can be done: the split flags under a recipe that takes them, else that the
-       recipe's dates are fixed (with the contexts its citing window dropped).
+    sound run: fewer than half of the linked mentions that reached resolution resolve (--metadata lacks the cited
+    papers); no split has contexts (where the mentions went); else each empty split, with its date window and
+    what can be done. The exact rules: docs/design.md.
     """
     warnings = [line for line in (_resolution_warning(stats),) if line]
     contexts = stats.get("contexts", {})

@@ -19,7 +19,7 @@ import matplotlib.style
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from extractors.dataset import CONTEXT_VIEWS
+from extractors.schemas import CONTEXT_VIEWS
 
 FIGURE_SIZE = (8.0, 4.5)  # inches
 DPI = 100

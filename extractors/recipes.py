@@ -2,27 +2,9 @@
 and which splits a run builds (`python -m pipelines.arsyta --recipe NAME`).
 
 A recipe is a frozen dataclass; the pipeline reads its fields and nowhere branches on its name. Each recipe
-records the published figures of the dataset it follows (`Published`), so that a run's statistics can be
-printed beside them, and the places where citrec cannot follow the publication (`deviations`).
-
-Sources, and how each definition was established:
-
-- **hatten-arxiv**: Gu, Gao & Hahnloser (2022), "Local Citation Recommendation with Hierarchical-Attention Text
-  Encoder and SciBERT-based Reranking" (ECIR; arXiv:2112.01206), the arXiv dataset: candidates are every arXiv
-  paper with a title and an abstract (1,661,201); contexts of papers from 1991 to 2019 train, January-February
-  2020 validation, March-April 2020 test; 200-character windows.
-- **acl200**: the ACL-200 dataset as nianlonggu/Local-Citation-Recommendation ships it (`../shared/data/peers/
-  hatten-acl200`, 30,390 / 9,381 / 9,585 contexts): its context ids are `CITING_CITED_k` with ACL Anthology ids,
-  whose year gives the split: every training context comes from a 2009-2013 paper, every validation context
-  from 2014, every test context from 2015 (counted from those files; `tests/test_recipes.py` re-counts them).
-- **arsyta**: Goyal et al. (2024), SymTax / ArSyTa: arXiv papers of the computer-science categories, April 2007
-  to January 2023 by first version, the citing sentence with one sentence either side and its section heading
-  (8.27M contexts). How it was split is published nowhere available here (`deviations`).
-- **refseer**: RefSeer (Huang et al. 2015, as re-split by Medić & Šnajder 2020 and used by HAtten): CiteSeerX
-  papers up to 2014 and 200-character windows. Its year boundaries are not in any file available to this project,
-  so the split below is stated as citrec's choice in `deviations`, not as the publication's.
-- **citrec**: this project's default, for fresh data: every paper of the database is a candidate, both context
-  views, contexts before 2024 train, 2024 validation, 2025 on test.
+records its publication's figures (`Published`), so that a run's statistics print beside them, and where citrec
+cannot follow the publication (`deviations`). The sources and how each definition was established:
+docs/recipes.md.
 """
 
 from __future__ import annotations
@@ -32,7 +14,8 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 
 from extractors.dataset import SplitConfig, effective_date
-from extractors.records import Context, CounterFn, Paper, no_count
+from extractors.documents.acm_cr import SOURCE as ACM_DL
+from mapping.records import Context, CounterFn, Paper, no_count
 
 CONTEXT_VIEWS = ("char", "sentence", "both")
 
@@ -57,13 +40,17 @@ class Published:
 
 @dataclass(frozen=True)
 class PaperRule:
-    """Which papers qualify: a title, an abstract, an arXiv id, one of the category prefixes, first version within
-    [since, until] (a paper known only by its year counts as published on 1 January)."""
+    """Which papers qualify: a title, an abstract, an arXiv id, one of the category prefixes, a record of one of
+    `sources`, first version within [since, until] (a paper known only by its year counts as published on 1
+    January)."""
 
     require_title: bool = True
     require_abstract: bool = True
     require_arxiv: bool = False  # an arXiv id (the arXiv datasets' pools are arXiv papers only)
     category_prefixes: tuple[str, ...] = ()  # e.g. ("cs.",); empty: any category, or none
+    # `Paper.source` of the record a paper must have (("acm-dl",): a closed collection's records only, not a paper
+    # known only from a citing document); empty: any
+    sources: tuple[str, ...] = ()
     since: dt.date | None = None
     until: dt.date | None = None
 
@@ -77,6 +64,8 @@ class PaperRule:
             return "not_arxiv"
         if self.category_prefixes and not any(c.startswith(self.category_prefixes) for c in (paper.categories or ())):
             return "category"
+        if self.sources and paper.source not in self.sources:
+            return "source"
         return self._why_not_dated(paper.date, paper.year)
 
     def why_not_citing(self, context: Context) -> str | None:
@@ -108,6 +97,7 @@ class PaperRule:
             "category_prefixes": list(self.category_prefixes),
             "since": self.since.isoformat() if self.since else None,
             "until": self.until.isoformat() if self.until else None,
+            **({"sources": list(self.sources)} if self.sources else {}),
         }
 
 
@@ -128,6 +118,7 @@ class Recipe:
     published: Published | None = None
     deviations: tuple[str, ...] = ()
     notes: tuple[str, ...] = field(default_factory=tuple)
+    inputs: tuple[str, ...] = ()  # the input flags the recipe reads (`acm_cr`); a run without one of them stops
 
     def __post_init__(self) -> None:
         if self.context_view not in CONTEXT_VIEWS:
@@ -144,6 +135,7 @@ class Recipe:
             "context_view": self.context_view,
             "published": self.published.as_metadata() if self.published else None,
             "deviations": list(self.deviations),
+            **({"inputs": list(self.inputs)} if self.inputs else {}),
         }
 
 
@@ -229,6 +221,28 @@ RECIPES: dict[str, Recipe] = {
                 "RefSeer's year boundaries are not available to this project: the split (2013 validation, 2014 "
                 "test) is citrec's, following ACL-200's last-two-years pattern, not the publication's.",
             ),
+        ),
+        Recipe(
+            name="acm-cr",
+            summary="ACM-CR (Boudin 2021), a test collection (--acm_cr DIR): the ACM DL records are the pool, the "
+            "50 citing papers' hand-marked citing sentences the contexts, all in test (nothing to train on).",
+            citing=PaperRule(require_title=False, require_abstract=False),
+            pool=PaperRule(require_abstract=False, sources=(ACM_DL,)),
+            split=SplitConfig(validation_from=dt.date.min, test_from=dt.date.min),
+            context_view="sentence",
+            published=Published(
+                source="Boudin (2021), boudinfl/acm-cr README (2021-04-30)",
+                papers=114_882,
+                years="2020",
+                note="BM25 (Anserini), citing sentence as query, title+abstract+keywords indexed: recall@10 0.390, "
+                "nDCG@10 0.316 over 552 sentences (977 judgements)",
+            ),
+            deviations=(
+                "Two journal files of the source (journals/tkde.bib, vldb/pvldb.bib) could not be retrieved: "
+                "the pool lacks their records and the contexts citing them.",
+                "Keywords are not kept (papers/ has no column for them): the published index has them.",
+            ),
+            inputs=("acm_cr",),
         ),
     )
 }

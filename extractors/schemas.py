@@ -11,12 +11,13 @@ from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
-from extractors.records import Context, DeadLetter, InputTally, Paper
+from mapping.records import Context, DeadLetter, InputTally, Paper
 
 if TYPE_CHECKING:
     from extractors.reviews.records import Candidate, MentionRecord, Positive, Query, ReviewSummary
 
 SPLITS = ("train", "validation", "test")
+CONTEXT_VIEWS = ("char_context", "sentence_context")  # the two context columns of a contexts row
 
 SCHEMA_VERSION = "3"
 """The version of the tables' columns below, stamped in stats.json, the dataset card and manifest.json.

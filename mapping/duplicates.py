@@ -1,12 +1,10 @@
 """The same paper arriving as two documents: found by title, first author and year, merged where their
 identifiers agree.
 
-Documents are first named by their identifiers (`CanonicalizeIds`); two copies of one paper that share none (a copy
-whose arXiv id is missing, the same PDF as GROBID TEI and as S2ORC JSON under another name) would become two papers
-and double their contexts. Here documents are grouped by a title key (the normalised title, with the first author's
-surname and the year; a title alone is too common to name a paper), and within a group every document whose
-identifiers do not contradict another's takes the id of the strongest. Two documents that carry different values of
-one identifier kind (two arXiv ids, two DOIs) are different papers, whatever their titles.
+Copies that share no identifier (a missing arXiv id, the same PDF as TEI and as S2ORC JSON) would otherwise
+become two papers and double their contexts. Documents are grouped by normalised title, first author's surname
+and year; within a group, those whose identifiers do not contradict each other take the strongest one's id.
+Different values of one identifier kind (two DOIs) mean different papers, whatever the titles.
 """
 
 from __future__ import annotations
@@ -17,7 +15,7 @@ from dataclasses import dataclass
 
 import networkx as nx
 
-from extractors.documents.ids import key_kind, key_rank
+from mapping.ids import key_kind, key_rank
 from mapping.titles import looks_like_venue, normalize_title
 
 MIN_TITLE_WORDS = 3

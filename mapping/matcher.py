@@ -1,41 +1,39 @@
 """Resolve bib entries to papers of the database: identifiers first, then titles.
 
-Identifiers: every key of every database paper (`Paper.identifier_keys`) maps to a paper id (the smallest paper
-id holding a key wins it); an entry's keys are tried strongest first (`extractors.documents.ids.KEY_KINDS`: arXiv id,
-DOI, S2 corpus id, S2 paper id, PubMed, PMC, ACL Anthology, OpenAlex, MAG, DBLP) and the first the database
-holds resolves it (`resolved_by:arxiv_id`, `resolved_by:doi`, `resolved_by:s2_corpus_id`, `resolved_by:pmid`, ...).
-
-Title matching follows ArSyTa: MinHash-LSH proposes candidates, at most `max_candidates` ranked by
-estimated Jaccard similarity of character shingles, and each is verified by an LCS similarity of at least
-`min_similarity` (rapidfuzz). The LCS is the longest common *subsequence* of the two normalised titles
-(`mapping.titles.normalize_title`), divided by the length of the longer one
-(`rapidfuzz.distance.LCSseq.normalized_similarity`): a subsequence tolerates a misspelled or dropped word,
-and dividing by the longer title keeps a short generic title from matching inside a long one. The gold set
-in `bench/matching_gold.py` compares it with the longest common substring.
-
-The best verified candidate wins; a tie between different papers is resolved by the entry's year when
-exactly one tied paper has it, and otherwise left unresolved as `ambiguous`.
-
-Two implementations give the same resolutions: `InMemoryMatcher` (this module: numpy signatures, sorted
-band keys, batched verification) for databases that fit one process, and the Beam join in
-`pipelines/matching.py` for millions of papers, built from the same pieces: `minhash_signatures`,
-`band_keys`, `cap_bucket`, `rank_candidates` and `choose_candidate`.
+An entry's identifier keys are tried strongest first (`mapping.ids.KEY_KINDS`; the smallest paper id holding a
+key wins it). Titles follow ArSyTa: MinHash-LSH proposes candidates and each is verified by an LCS similarity
+(longest common subsequence over the longer title); a tie is broken by the entry's year, else `ambiguous`. The
+pieces here serve `mapping.in_memory.InMemoryMatcher` and the Beam join in `pipelines/matching.py` alike, so both
+give the same resolutions (docs/matching.md).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
 import numpy as np
 from rapidfuzz.distance import LCSseq
 from rapidfuzz.process import cpdist
 
-from extractors.documents.ids import resolution_method
-from extractors.records import BibEntry, CounterFn, Paper, Resolution, no_count
+from mapping.ids import resolution_method
 from mapping.minhash import Banding, band_keys, band_keys_by_band, minhash_signatures, symbol_counts
-from mapping.raw_strings import RawStringConfig, RawStringResolver, first_author_surname
+from mapping.records import CounterFn, Resolution, no_count
 from mapping.titles import looks_like_venue, normalize_title
+
+
+@dataclass(frozen=True)
+class RawStringConfig:
+    """Raw-string matching parameters (the similarity threshold and the LSH are `MatchConfig`'s).
+
+    The defaults were chosen on the dev half of the gold set in `bench/raw_gold.py` (see bench/RESULTS.md)."""
+
+    min_title_words: int = 3  # a database title shorter than this is never looked for inside a string
+    min_title_chars: int = 20  # (normalised characters)
+    min_segment_chars: int = 16  # a segment is signed from this length (and three words) on
+    min_segment_jaccard: float = 0.3  # the best segment's estimated Jaccard with a candidate's title
+    max_raw_chars: int = 10_000  # a longer string is not matched (`unresolved:raw_too_long`)
+    max_segments: int = 24  # per string, in `raw_segments`' order
 
 
 @dataclass(frozen=True)
@@ -378,77 +376,3 @@ def count_identifier_kinds(keys: Sequence[str], count: CounterFn) -> None:
     carried a kind beside how many resolved through it."""
     for method in dict.fromkeys(resolution_method(k) for k in keys):
         count(f"bib_entries_with:{method}", 1)
-
-
-class InMemoryMatcher:
-    """Identifier maps plus a `TitleIndex` of every database title, all in this process."""
-
-    def __init__(self, papers: Iterable[Paper], config: MatchConfig = MatchConfig()) -> None:
-        self.config = config
-        self._by_key: dict[str, str] = {}  # every identifier key of every paper; the smallest paper id wins a key
-        ids, titles, years, surnames, seen = [], [], [], [], set()
-        for paper in sorted(papers, key=lambda p: p.paper_id):
-            for key in paper.identifier_keys():
-                self._by_key.setdefault(key, paper.paper_id)
-            title = usable_title(paper.title, config)
-            if title is None or paper.paper_id in seen:
-                continue
-            seen.add(paper.paper_id)
-            ids.append(paper.paper_id)
-            titles.append(title)
-            years.append(paper.year)
-            surnames.append(first_author_surname(paper))
-        self.index = TitleIndex(ids, titles, years, config)
-        self.raw_resolver = RawStringResolver(self.index, surnames, config)
-
-    def __len__(self) -> int:
-        return len(self.index)
-
-    def resolve_identifier(self, entry: BibEntry, count: CounterFn = no_count) -> Resolution | None:
-        """The paper of the entry's strongest identifier key that the database holds, or None. Counts
-        `bib_entries_with:<kind>` once per kind the entry carries and `resolved_by:<kind>` for the key used."""
-        keys = entry.identifier_keys()
-        count_identifier_kinds(keys, count)
-        for key in keys:
-            if key in self._by_key:
-                method = resolution_method(key)
-                count(f"resolved_by:{method}", 1)
-                return Resolution(entry.bib_id, self._by_key[key], method, 1.0)
-        return None
-
-    def resolve(self, entry: BibEntry, count: CounterFn = no_count) -> Resolution:
-        return self.resolve_many([entry], count)[0]
-
-    def resolve_title(self, entry: BibEntry, count: CounterFn = no_count) -> Resolution:
-        return self.resolve_titles_of([entry], count)[0]
-
-    def resolve_many(self, entries: Sequence[BibEntry], count: CounterFn = no_count) -> list[Resolution]:
-        """Identifiers first; the rest by title, all in one batch."""
-        resolutions: list[Resolution | None] = [self.resolve_identifier(e, count) for e in entries]
-        rest = [i for i, r in enumerate(resolutions) if r is None]
-        for i, resolution in zip(rest, self.resolve_titles_of([entries[i] for i in rest], count), strict=True):
-            resolutions[i] = resolution
-        return resolutions  # type: ignore[return-value]
-
-    def resolve_titles_of(self, entries: Sequence[BibEntry], count: CounterFn = no_count) -> list[Resolution]:
-        resolutions: list[Resolution | None] = [None] * len(entries)
-        usable, raw = [], []
-        for i, entry in enumerate(entries):
-            title, problem = checked_title(entry.title, self.config)
-            if title is None and entry.raw:
-                raw.append(i)  # no usable title: the raw string is matched instead
-            elif title is None:
-                count(f"unresolved:{problem}", 1)
-                resolutions[i] = Resolution(entry.bib_id, None, "unresolved")
-            else:
-                usable.append((i, title))
-        if raw:
-            found = self.raw_resolver.resolve([entries[i].bib_id for i in raw], [entries[i].raw for i in raw], count)
-            for i, resolution in zip(raw, found, strict=True):
-                resolutions[i] = resolution
-        found = self.index.resolve_titles(
-            [entries[i].bib_id for i, _ in usable], [t for _, t in usable], [entries[i].year for i, _ in usable], count
-        )
-        for (i, _), resolution in zip(usable, found, strict=True):
-            resolutions[i] = resolution
-        return resolutions  # type: ignore[return-value]

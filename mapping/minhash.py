@@ -1,16 +1,9 @@
 """MinHash signatures and LSH band keys for many titles at once, in numpy.
 
-The signatures are datasketch's (`datasketch.MinHash`, scheme "affine32", its default since 2.0): each
-shingle is hashed with `sha1_hash32`, pre-mixed with the MurmurHash3 finalizer, and permuted by
-`a * h + b mod 2**32` with the `(a, b)` that datasketch draws from `numpy.random.RandomState(seed)`. The
-permutation parameters are taken from datasketch itself, so for the same shingles and seed the signature
-is the same array (a test checks it); only the loop is different: titles are normalised to the 37
-symbols `[0-9a-z ]`, so a character `k`-gram is an integer below `37**k` and its SHA-1 is looked up in a
-table computed once, and the permutation and minimum run over whole batches of titles.
-
-Band keys: the signature is cut into `bands` bands of `rows` values; each band is folded into one 64-bit
-key (a multiply-xorshift mix seeded by the band number). Two titles share a key in some band with
-probability `1 - (1 - J**rows)**bands` for Jaccard similarity `J`, as in `datasketch.MinHashLSH`.
+The signatures equal `datasketch.MinHash`'s for the same shingles and seed (its permutation parameters are
+used as they are; a test compares the arrays); only the loop differs: shingles of titles over 37 symbols are
+integers whose hashes come from a table computed once, and whole batches are permuted at a time. How the
+hashes and band keys are made: docs/design.md.
 """
 
 from __future__ import annotations

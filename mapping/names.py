@@ -2,10 +2,9 @@
 that name: the paper whose title's head, before a colon, is the name ("LoRA: Low-Rank Adaptation of Large Language
 Models", "Self-Refine: Iterative Refinement with Self-Feedback").
 
-Names and heads meet on a key: letters and digits only, case folded ("U-ViT" = "U-ViT:" = "uvit", "DINOv2" =
-"DinoV2"). A head is a name when it is short (at most four words, 3 to 40 characters of key); a title without a
-colon has no name. A key several papers share goes to the oldest of them when one is strictly older (the work a
-later "BERT: …" title builds on is the one a reviewer who writes "BERT" means), and to none otherwise.
+Names and heads meet on a key of letters and digits, case folded ("U-ViT" = "uvit"); a head of at most four words
+is a name. A key several papers share goes to the strictly oldest (the work a reviewer who writes "BERT"
+means), else to none.
 """
 
 from __future__ import annotations

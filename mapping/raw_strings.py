@@ -1,61 +1,10 @@
 """Resolve a reference given only as a raw string ("A. Author, B. Author. 2017. Title. In Venue.") against
 the titles of the database, without a reference parser.
 
-Used for unarXive's `bib_entry_raw`, S2ORC's `raw_text`, GROBID's `<note type="raw_reference">` and the
-biblStructs GROBID could not split: every bib entry that has no usable title but a raw string. Both matchers
-take the same steps (`RawStringResolver` for `InMemoryMatcher`, vectorised over a batch, its strings parsed
-and segmented together by `_parse_batch` and `_batch_segments`, which tests compare with the one-string
-functions; `resolve_raw_candidates` for the Beam join in `pipelines/matching.py`, one string at a time):
-
-1. **Pieces** (`parse_raw_reference`): the string is cut where a title can begin or end. *Strong* cuts:
-   sentence punctuation before a space (`. ? ! ;`), quotes (and unarXive's `¦` marks), square brackets,
-   BibTeX's `\\newblock`. *Weak* cuts: a comma before a space, the full stop of an initial ("A. Vaswani"),
-   and both sides of a year standing alone ("2017", "(2017)", "Author P 2009 Title"), which is a piece of its
-   own. Round brackets are no cut: titles hold them ("Functional electrical stimulation (FES) may ...").
-   Each piece is normalised as `mapping.titles.normalize_title` normalises a title (`normalize_pieces`, the
-   same result in one pass); the text matched on is the pieces joined by single spaces.
-2. **Candidates** (`raw_segments`): a raw string's MinHash is dominated by its authors and venue, so
-   title-sized *segments* are signed instead, with the signatures and LSH band keys of the title path, and
-   looked up in the same `TitleIndex`: each group of pieces between strong cuts, two neighbouring groups
-   joined (a title with "?" or ". " inside), three when the middle one is short (a quoted word inside a
-   title), and the comma pieces of a group (comma-separated styles); not the first group when it reads as a
-   list of names, a year alone, or a venue name (`mapping.titles.looks_like_venue`). A database paper is a
-   candidate when it shares a band key with a segment, its title is long enough to look for inside strings
-   (`min_title_words`, `min_title_chars`: "Introduction" or "Deep learning" occur in far too many), the
-   string is long enough to hold it, and its best segment agrees on at least `min_segment_jaccard` of the
-   signature (on the dev half of the gold set the right paper's best segment agreed on 0.55 or more, the
-   wrong candidates' on 0.23 at the median); at most `max_candidates` per string, the most agreeing first.
-3. **Verification** by the best local alignment of the candidate title inside the string
-   (`best_span_similarity`): the title path's LCS similarity (`LCSseq.normalized_similarity`: longest
-   common subsequence over the longer of the two, at least `MatchConfig.min_similarity`) between the title
-   and a *span*: a window of the string that begins and ends at cuts. Dividing by the longer of the two
-   makes the span's own extra words count, so a database title inside a longer cited title ("Graph
-   attention networks" in "Heterogeneous graph attention networks. In WWW") does not pass, where a window
-   of the title's length divided by the title's length (`window_similarity`) would (measured:
-   `bench/raw_gold.py --ablation`). The title's LCS with the whole string bounds its LCS with every span,
-   so the spans are only cut for the candidates whose bound reaches the threshold (exact).
-4. **Choice** (`choose_raw_candidate`) among the verified candidates. Two whose spans overlap explain the
-   same words; the one whose alignment explains more of them stays (`alignment_score`: characters matched
-   minus characters left unmatched on either side, 3 LCS - title length - span length). Similarity alone
-   would prefer a short title matched exactly inside a longer one cited with a typo ("What is a
-   quasispecies?" in "What is a quasispecies? Histo- rical origins and curernt scope"); the alignment score
-   still keeps a longer title that reaches into the author list ("Chemcrow: Augmenting ..." against
-   "... Schwaller, "Augmenting ...") below the exact one. Of what stays (titles found in different parts of
-   the string: the title, and a venue some database record has as its title), the best similarity wins;
-   different papers at the best similarity are narrowed to those whose year is one of the string's years,
-   then to those whose first author's surname occurs before the matched span, and stay `ambiguous` when
-   more than one remains.
-
-Counters: `resolved_by:raw_title`, `unresolved:raw_no_title_match`, `unresolved:raw_ambiguous`,
-`unresolved:raw_no_segment` (nothing title-sized to look up), `unresolved:raw_too_long`, and the bucket cap's
-`raw_bucket_hits_capped` / `raw_candidate_pairs_skipped_by_cap`.
-
-Why no reference-string parser: of the maintained ones on PyPI, `refextract` (INSPIRE, 1.1.7) cuts a title
-only out of quotes, so through the title path it finds the IEEE-style titles and nothing else (recall 0.20
-over all styles on the gold set, 0.98-0.99 on IEEE; `bench/RESULTS.md`); `refparse` (0.5.0) reads Web of
-Science, Scopus and CSSCI exports only (0 resolved); anystyle is Ruby, and the CRF or neural parsers
-(ParsCit, Neural-ParsCit, GROBID itself) need a service or a model that cannot be downloaded at run time.
-Matching the database's own titles inside the string needs no parse of the string.
+The string is cut into pieces (`parse_raw_reference`), its title-sized segments are looked up in the title
+index (`raw_segments`), each candidate title is verified against its best-aligned span of the string
+(`best_span_similarity`) and one is chosen (`choose_raw_candidate`); in memory (`RawStringResolver`) and in
+the Beam join (`resolve_raw_candidates`) alike. Why, step by step: docs/design.md.
 """
 
 from __future__ import annotations
@@ -70,35 +19,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import partial
 from itertools import chain
-from typing import TYPE_CHECKING
 
 import numpy as np
 from rapidfuzz.distance import LCSseq
 from rapidfuzz.process import cpdist
 
-from extractors.records import CounterFn, Paper, Resolution, no_count
+from mapping.matcher import LENGTH_SLACK, MatchConfig, RawStringConfig, TitleIndex, signatures_and_keys
+from mapping.records import CounterFn, Paper, Resolution, no_count
 from mapping.titles import looks_like_venue, normalize_title
-
-if TYPE_CHECKING:
-    from mapping.matcher import MatchConfig, TitleIndex
-
-LENGTH_SLACK = 1e-9
-"""As `mapping.matcher.LENGTH_SLACK`: rounding never drops a pair rapidfuzz would score at the threshold."""
-
-
-@dataclass(frozen=True)
-class RawStringConfig:
-    """Raw-string matching parameters (the similarity threshold and the LSH are `MatchConfig`'s).
-
-    The defaults were chosen on the dev half of the gold set in `bench/raw_gold.py` (see bench/RESULTS.md)."""
-
-    min_title_words: int = 3  # a database title shorter than this is never looked for inside a string
-    min_title_chars: int = 20  # (normalised characters)
-    min_segment_chars: int = 16  # a segment is signed from this length (and three words) on
-    min_segment_jaccard: float = 0.3  # the best segment's estimated Jaccard with a candidate's title
-    max_raw_chars: int = 10_000  # a longer string is not matched (`unresolved:raw_too_long`)
-    max_segments: int = 24  # per string, in `raw_segments`' order
-
 
 _CUT = re.compile(
     # the first character of every cut, consumed first: a character set the engine looks for at C speed, where
@@ -911,8 +839,6 @@ class RawStringResolver:
         band key with a segment, that `could_fit`, whose best segment agrees on `min_segment_jaccard` of the
         signature, at most `max_candidates` per string (most agreeing first, then paper index). `owners[s]`:
         the string of segment s (ascending)."""
-        from mapping.matcher import signatures_and_keys  # the title path's own (mapping.matcher imports this module)
-
         config = self.config
         if not len(self.index) or not len(segments):
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
@@ -946,12 +872,8 @@ class RawStringResolver:
         self, k: np.ndarray, p: np.ndarray, signatures: np.ndarray, owners: np.ndarray, floor: int
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The (string, paper) pairs whose best segment shares at least `floor` signature values with the
-        paper's title (estimated Jaccard x num_perm), and that number. Exact, without comparing whole
-        signatures for most (pair, segment) rows: two equal values have equal low bytes, so the low bytes a
-        segment shares with the title bound the values it shares, and only the rows whose bound reaches
-        `floor` are compared value by value (the random reads of the index's signatures dominated the cost;
-        the low bytes are a quarter of their memory). A pair's best row is among those whenever it reaches
-        `floor`, so the number is the same maximum over all of the string's segments."""
+        paper's title, and that number. Exact but cheap: equal values have equal low bytes, so the low bytes a
+        segment shares bound the values it shares, and only rows whose bound reaches `floor` are compared in full."""
         if not len(k):
             return k, p, np.zeros(0, dtype=np.int64)
         pair_of, segment_of = _segment_rows(k, owners)

@@ -1,19 +1,7 @@
 """arXiv categories mapped onto the ACM Computing Classification System (CCS 1998), derived and checked.
 
-The mapping is derived from arXiv's own category definitions (`arxiv/taxonomy/definitions.py` of
-arxiv-base), whose cs.* descriptions say which ACM subject classes a category "roughly includes". The text
-is read as it is written:
-
-- every code named is mapped (`roughly_includes`), a code after "intersects" as `intersects`, and a code
-  in a clause that says "may also be appropriate" as `may_include`;
-- "all of X except Y" becomes X's children without Y (recursively when Y is deeper); "all of X" alone is X;
-- "J.1--J.7" is the range of siblings; "D.4.2." is D.4.2; an `X.0` code is kept when the tree has it (it
-  is X's "General" node) and otherwise replaced by X;
-- the five categories whose text names no ACM class (cs.ET, cs.GT, cs.LG, cs.OH, cs.SY) get real CCS 1998
-  codes chosen by hand, each with a one-line reason (`HAND_CHOSEN`).
-
-The CCS 1998 tree is parsed from the ACM's nested-list HTML. Both, and the mapping, ship in
-`mapping/data/` so that the pipeline needs no input beyond the package:
+Derived from arXiv's category texts (the ACM classes a cs.* category "roughly includes"), with codes chosen by
+hand where a text names none (`HAND_CHOSEN`); shipped in `mapping/data/` (docs/taxonomy.md).
 
     python -m mapping.taxonomy build --definitions .../arxiv_taxonomy_definitions.py --ccs .../acm_ccs_1998.html
     python -m mapping.taxonomy graph --out out/taxonomy      # GraphML and JSON of the fused graph

@@ -1,11 +1,8 @@
 """Title normalisation, one function for database titles and reference titles alike.
 
-Real citation strings carry case and accent differences, LaTeX remnants (`{\\"o}`, `$\\alpha$`,
-`\\emph{...}`), dashes and quotes of every kind, and tails such as "arXiv preprint arXiv:1810.04805".
-All of that is folded away so that two spellings of one title compare equal or nearly so. Invisible format
-characters (Unicode category Cf: the soft hyphen a PDF keeps at a hyphenation point, zero-width spaces and
-joiners, the word joiner, a stray byte-order mark) are removed first, so that "Glo\\u00adVe" is "GloVe" and
-not two words.
+Case, accents, LaTeX remnants (`{\\"o}`, `\\emph{...}`), dashes, quotes and tails such as "arXiv preprint
+arXiv:1810.04805" are folded away so that two spellings of one title compare equal or nearly so. Invisible
+format characters (Unicode Cf: a PDF's soft hyphen, zero-width spaces) go first, so "Glo\\u00adVe" is "GloVe".
 """
 
 from __future__ import annotations
@@ -115,17 +112,8 @@ def _fold_tails_case_punctuation(text: str) -> str:
 
 
 def looks_like_venue(normalized_title: str) -> bool:
-    """True when a normalised "title" is a journal or proceedings name (GROBID puts the venue in the title
-    field when a citation has no article title, e.g. "Physical Review Letters"). Such titles would match
-    any other citation parsed the same way, so they are not used for matching.
-
-    >>> looks_like_venue("journal of computational physics"), looks_like_venue("journal of a plague year")
-    (True, True)
-    >>> looks_like_venue("physical review letters"), looks_like_venue("attention is all you need")
-    (True, False)
-    >>> looks_like_venue("proceedings of the ieee conference on computer vision and pattern recognition")
-    True
-    >>> looks_like_venue("proceedings of monte carlo tree search")
-    False
+    """True when a normalised "title" is a journal or proceedings name ("physical review letters"): GROBID puts
+    the venue in the title field when a citation has no article title, and such a title would match any other
+    citation parsed the same way, so it is not used for matching.
     """
     return _VENUE.fullmatch(normalized_title) is not None

@@ -6,7 +6,7 @@
 
 Without input flags it runs on the bundled example corpus (`examples/corpus`). Every path goes through
 Beam's filesystems, so `gs://`, `s3://` and local paths all work, and the same command runs on
-DataflowRunner, FlinkRunner or SparkRunner (see the README for shipping the package to workers).
+DataflowRunner, FlinkRunner or SparkRunner (docs/pipeline.md says how to ship the package).
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ from extractors.dataset import SplitConfig, dataset_files, dataset_warnings, for
 from extractors.recipes import RECIPES, Recipe, recipe_named
 from extractors.schemas import CITATIONS_SCHEMA, CONTEXTS_SCHEMA, PAPERS_SCHEMA, context_row, paper_row
 from mapping.matcher import MatchConfig
+from pipelines.acm_cr import ReadAcmCr, acm_cr_patterns
 from pipelines.exports import NO_EXPORTS, ExportPlan
 from pipelines.grobid import GrobidConfig, ParsePdfs, ParseRawReferences
 from pipelines.inputs import ReadConfig
@@ -50,7 +51,6 @@ from pipelines.transforms import (
     ReadPaperDatabase,
     ResolveReferences,
     SelectPapers,
-    plot_sums,  # noqa: F401 - moved to pipelines.transforms; imported from here by older callers
 )
 
 LOG = logging.getLogger("pipelines.arsyta")
@@ -71,6 +71,12 @@ class ArsytaOptions(PipelineOptions):
     def _add_argparse_args(cls, parser) -> None:
         group = parser.add_argument_group("arsyta inputs and outputs")
         add_input_flag(group, "--pdfs", "PDF files (glob; repeatable) to parse through a GROBID server (--grobid_url).")
+        group.add_argument(
+            "--acm_cr",
+            default=None,
+            help="A checkout of the ACM-CR test collection (boudinfl/acm-cr): its BibTeX records become the paper "
+            "database, its 50 citing papers the documents (use with --recipe acm-cr; docs/recipes.md).",
+        )
         grobid = parser.add_argument_group("GROBID, for --pdfs and --grobid_citations")
         grobid.add_argument(
             "--grobid_url", default="http://localhost:8070", help="GROBID server (default %(default)s)."
@@ -269,6 +275,12 @@ def build_pipeline(
     layouts written in the same job."""
     read = read or ReadConfig()
     parsed = pipeline | "ParseDocuments" >> ParseDocuments(inputs.get("tei", []), inputs.get("s2orc", []), read)
+    if inputs.get("acm_cr"):
+        acm_cr = pipeline | "ReadAcmCr" >> ReadAcmCr(inputs["acm_cr"], read)
+        parsed = {
+            key: (parsed[key], acm_cr[key]) | f"With{key.title()}FromAcmCr" >> beam.Flatten()
+            for key in ("documents", DEAD, TALLY, INPUTS)
+        }
     if inputs.get("pdfs"):
         if grobid is None:
             raise ValueError("PDF inputs need a GrobidConfig")
@@ -288,6 +300,9 @@ def build_pipeline(
             TALLY: (parsed[TALLY], cited[TALLY]) | "WithCitationTallies" >> beam.Flatten(),
         }
     database = pipeline | "ReadPaperDatabase" >> ReadPaperDatabase(inputs.get("metadata", []), read)
+    if inputs.get("acm_cr"):
+        papers = (database["papers"], acm_cr["papers"]) | "WithAcmCrPapers" >> beam.Flatten()
+        database = {**database, "papers": papers}
     canonical = {"documents": parsed["documents"], "papers": database["papers"]} | "CanonicalizeIds" >> (
         CanonicalizeIds()
     )
@@ -347,7 +362,8 @@ def build_pipeline(
 
 
 def input_flags(corpus: CorpusOptions, options: ArsytaOptions) -> Inputs:
-    return {"tei": corpus.tei, "s2orc": corpus.s2orc, "pdfs": options.pdfs, "metadata": corpus.metadata}
+    acm_cr = {"acm_cr": acm_cr_patterns(options.acm_cr)} if options.acm_cr else {}
+    return {"tei": corpus.tei, "s2orc": corpus.s2orc, "pdfs": options.pdfs, "metadata": corpus.metadata, **acm_cr}
 
 
 def configure(request: RunRequest) -> Plan:
@@ -356,6 +372,9 @@ def configure(request: RunRequest) -> Plan:
     options = request.options.view_as(ArsytaOptions)
     corpus = request.corpus
     recipe, split, contexts = recipe_settings(options)
+    missing = [f"--{flag}" for flag in recipe.inputs if not request.inputs.get(flag)]
+    if missing:
+        fail(f"--recipe {recipe.name} reads {' and '.join(missing)}, which the run was not given")
     grobid = grobid_config(options) if request.inputs.get("pdfs") or options.grobid_citations else None
     match = MatchConfig(
         min_similarity=request.corpus.title_min_similarity,
@@ -397,7 +416,7 @@ ARSYTA = DatasetPipeline(
     options=ArsytaOptions,
     default_output="out",
     input_flags=input_flags,
-    example_unless=("tei", "s2orc", "pdfs", "metadata"),
+    example_unless=("tei", "s2orc", "pdfs", "metadata", "acm_cr"),
     example=example_inputs,
     example_note=f"no input flags: using the example corpus in {EXAMPLE_CORPUS}",
     configure=configure,

@@ -1,23 +1,10 @@
-"""Compact, deterministic coders for the records that cross shuffles (`extractors.records`).
+"""Compact, deterministic coders for the records that cross shuffles (`mapping.records`).
 
-Beam encodes an element whose type it cannot see with `FastPrimitivesCoder`, which pickles what it does not know: a
-parsed document (hundreds of paragraphs, mentions and bib entries, each a frozen dataclass) pickled whole, and on
-FnApiRunner decoded and pickled once more by the runner's grouping table. A `RecordCoder` writes a record as the
-tuple of its field values (nested records as tuples too, dates as day numbers) through FastPrimitivesCoder's
-deterministic encoding (Cython, no pickle: equal records give equal bytes), and rebuilds the frozen dataclasses by
-filling their `__dict__`, as pickle does (the values were checked when the record was first made). On the real TEI
-it is a third faster than pickle to encode, a fifth faster to decode, and 5% smaller (tests/test_coders.py checks
-that every record comes back equal; bench/pipeline.py measures the runs).
-
-Registered for `ParsedDocument`, `Paper`, `Context`, `DeadLetter` and `InputTally`, so a PCollection typed as one
-of them uses it. A CoGroupByKey flattens its inputs into one union type, for which Beam falls back to pickle
-whatever is registered, so `pipelines.transforms.CanonicalizeIds` and `MergeDatabase` carry documents' headers
-and papers through their joins as `HEADERS` and `PAPERS` bytes (which every coder passes through as they are)
-and decode them after, and a document's body, sealed (`SealedDocument`: Zstandard-compressed, 29 kB a document
-where pickled it took 80 kB, 37 real TEI), crosses one join, back to its header; `AssignSplits`, where it joins
-(with the join matcher), carries papers as `PAPERS` bytes and contexts in compressed batches (`pack_contexts`:
-20 kB a paper on the 1,000-paper benchmark, where contexts took 78 kB one by one and 102 kB pickled).
-`DOCUMENTS` is a `DocumentCoder` compressed with Zstandard, for a whole document as bytes.
+A `RecordCoder` writes a record as the tuple of its field values through FastPrimitivesCoder's deterministic
+encoding (no pickle: equal records give equal bytes) and rebuilds the frozen dataclass without re-checking it.
+Registered for `ParsedDocument`, `Paper`, `Context`, `DeadLetter` and `InputTally`. A CoGroupByKey falls back to
+pickle whatever is registered, so joins carry records as bytes (`HEADERS`, `PAPERS`, `SealedDocument`,
+`pack_contexts`). Why and what it saves: docs/design.md.
 """
 
 from __future__ import annotations
@@ -33,7 +20,7 @@ from typing import Any, ClassVar
 import zstandard  # a dependency of apache-beam
 from apache_beam import coders
 
-from extractors.records import BibEntry, Context, DeadLetter, InputTally, Paper, Paragraph, ParsedDocument
+from mapping.records import BibEntry, Context, DeadLetter, InputTally, Paper, Paragraph, ParsedDocument
 
 # A field's value as the encoded tuple holds it: as it is (str, int, float, bool, None and tuples of those), a
 # date as its day number, a record as its tuple, a tuple of records as a tuple of their tuples.
@@ -241,13 +228,10 @@ cutter read, and nearly all of a document's bytes."""
 
 @dataclass(frozen=True)
 class SealedDocument:
-    """A parsed document as the id joins handle it (`CanonicalizeIds`, `MergeDatabase`): its `header` open (the
-    document with no paragraphs and no bib entries: what the joins read and change, its ids, title, source and
-    description), its body (the paragraphs and the bib entries) sealed as Zstandard-compressed bytes. `seal`
-    compresses a document once, after parsing; the header goes through the joins alone (renamed, described by its
-    database record) and meets the body, carried as it is, in one join by source; `unseal` opens it once, where
-    its references are resolved (decoding and encoding a document whole at each join cost more than the joins
-    themselves)."""
+    """A parsed document as the id joins handle it (`CanonicalizeIds`, `MergeDatabase`): its `header` open (no
+    paragraphs, no bib entries: what the joins read and change), its body Zstandard-compressed. `seal` compresses
+    once after parsing, the header goes through the joins alone and meets its body in one join by source, and
+    `unseal` opens it once, where references are resolved."""
 
     header: ParsedDocument
     body: bytes

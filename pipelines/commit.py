@@ -1,19 +1,10 @@
 """The commit: a finished run's `_staging/` becomes the dataset, and `_SUCCESS` says so only when it is true.
 
-The job's last step writes the ledger, `_staging/_written.json`: every file the run wrote with its size, and every
-Parquet shard's rows (`write_ledger`). Without a ledger the job did not finish and nothing can be committed. The
-commit then, in this order (`commit_output`):
-
-1. plans the moves from the ledger (empty shards dropped, each table's shards renumbered) and checks each table's rows
-   against what the run counted (stats.json); a file already in the output that the plan would replace and that is
-   not the run's stops it;
-2. writes the plan to `_staging/_commit.json`, then moves the files (a commit cut short and run again with
-   `--commit_only` takes up the same plan: a file already moved is found in place);
-3. writes `manifest.json` (every file with its size and rows, the code version, the options), read back to be sure;
-4. checks every file the manifest lists: there, with its size, a shard with its rows;
-5. removes `_staging/`, and writes `_SUCCESS`, last.
-
-Any disagreement is a `CommitError`: one line naming what is missing or wrong, and no `_SUCCESS`.
+The job's last step writes the ledger (`_staging/_written.json`, `write_ledger`); without it nothing can be
+committed. `commit_output` plans the moves and checks rows against stats.json, records the plan (so that
+`--commit_only` can finish a cut-short commit), moves the files, writes and re-reads `manifest.json`, checks every
+file it lists, then removes `_staging/` and writes `_SUCCESS`, last. Any disagreement is a one-line `CommitError`
+(docs/outputs.md).
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@
 
 is `python -m pipelines.exports --dataset out/ --export hatten --output ...` but for the directory: it writes
 `papers.json`, `contexts.json`, `train.json`, `val.json`, `test.json` straight into `--output`. See
-`pipelines/exports.py` and docs/exports.md for the layout and for the other peers (symtax, rmc).
+`pipelines/exports/` and docs/exports.md for the layout and for the other peers (symtax, rmc).
 """
 
 from __future__ import annotations

@@ -1,27 +1,9 @@
 """The citation graph's figures (stats.json's `citation_graph`, Table 1) as Beam combines: no worker holds the graph.
 
-From the `citations/` rows (one per directed citing -> cited pair):
-
-- edges: the rows counted; average degree 2 E / N; density E / (N (N - 1));
-- nodes and the components of the graph taken as undirected: one `ComponentForest` (union-find over 64-bit node
-  hashes) per bundle, merged; the last merge holds a parent per node, not the edges, and its nodes are the
-  graph's (`extractors.dataset.ComponentForest`, which says what a hash collision would cost);
-- the average local clustering coefficient, exact, from triangle counts: each edge is oriented from the
-  lower-ranked end to the higher, rank being (directed degree, id) for a *hub* (more than `hub_degree` citing or
-  cited rows) and (0, id) for any other node (any total order finds each triangle once; this one bounds what a
-  node sends); a node's oriented edges are grouped and deduplicated (a pair citing each other both ways is one
-  undirected edge) into its out-neighbours N+(v) (at most `hub_degree` for a node that is not a hub, at most
-  the number of hubs for one that is), each node's undirected degree is counted from them (each undirected edge
-  is in exactly one N+), N+(v) is sent to each u in N+(v), and every w in N+(v) and N+(u) closes a triangle
-  (v, u, w), found once, at its middle-ranked corner u (a node iterator: one set per oriented edge, not one
-  per wedge; the sets a bundle sends to one u travel in batches). Hubs reach the workers as a side input of at
-  most 2 E / `hub_degree` entries; the sets meet N+(u) in a `FanOutJoin` weighted by the batches' sizes, keyed by
-  u, so a paper cited by 100,000 others is not one group. Each node's coefficient 2 T / (d (d - 1)) is summed
-  exactly (`add_exactly`) and divided by N: networkx's `average_clustering` (the reference in the tests), at
-  every size.
-
-Self-citations never reach the graph (contexts drop them); a self-loop would count as an edge and be left out of
-degrees and triangles, as networkx leaves it out of clustering.
+From the `citations/` rows: edges counted, average degree and density; nodes and undirected components from
+per-bundle union-find forests merged (`extractors.dataset.ComponentForest`); the exact average clustering
+coefficient from triangle counts, found once each by a node iterator over edges oriented by rank, hot nodes
+spread by a `FanOutJoin` (equal to networkx's `average_clustering` in the tests). How: docs/design.md.
 """
 
 from __future__ import annotations

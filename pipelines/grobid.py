@@ -1,31 +1,10 @@
 """PDFs through a GROBID server into parsed documents: concurrent, retried, dead-lettered, cached.
 
-Each worker *process* sends at most `--grobid_concurrency` requests at once: every GROBID DoFn instance in the
-process (a runner makes one per bundle-processing thread) submits to one shared pool of that many threads
-(`process_pool`), each instance keeping up to twice that many PDFs queued so the server never waits on us. A
-runner may start several processes on one machine (Dataflow's Python workers run one per vCPU by default), so
-match `--grobid_concurrency` x processes x machines to the server's own `concurrency` setting.
-
-Before a PDF is sent, the TEI cache is looked up under the SHA-256 of the PDF bytes, the GROBID version and the
-request options; a hit makes no GROBID call, so a refresh over an unchanged corpus makes none at all. Only an answer
-that is GROBID TEI (`grobid_tei_problem`: well-formed, root `TEI` with a `teiHeader`) is ever cached, written
-atomically (a temporary name, then a rename); an empty, HTML or truncated answer is a transient failure
-(`grobid_invalid_tei`), and a cached file that is not GROBID TEI (left by an older version) is sent again
-(`grobid_cache_invalid`). Answers are capped at `--max_document_bytes`, like a `--tei` document.
-
-Deterministic failures (`not_a_pdf`, GROBID's `[BAD_INPUT_DATA]` / `[NO_BLOCKS]`; `extractors/clients/grobid.py` says
-why only these) are cached the same way, as a small JSON record `<key>.failed.json` beside where the TEI
-would be: the next run dead-letters the PDF again from the record, with no GROBID call. `--retry_failed`
-sends them again on purpose; a success deletes the record. Transient failures are never cached. The
-TEI is parsed by `parse_document`, the function the `--tei` input uses, so both dead-letter alike.
-
-`ParseRawReferences` (`--grobid_citations`) sends the raw reference strings of bib entries without a usable
-title to `/api/processCitationList`: the distinct strings of all documents are grouped, looked up in the
-citation cache (`<key>.citation.xml` beside the TEI, keyed by the string, the GROBID version and the
-citation options), and the rest batched `citation_batch_size` to a request on the same thread pool and
-client. GROBID's reading replaces the entry's fields (bib id and raw string kept) before the documents go
-on; an entry whose string failed stays as it was and gets a dead letter of its own (stage
-`grobid_citations`, source `<document source>#<bib id>`), which is not a document's.
+Each worker process keeps at most `--grobid_concurrency` requests in flight. A TEI cache keyed by the PDF's
+SHA-256, the GROBID version and the options means a refresh sends only new PDFs; deterministic failures are cached
+too (`<key>.failed.json`), transient ones never. The TEI goes through `parse_document`, as `--tei` input does.
+`ParseRawReferences` (`--grobid_citations`) sends raw reference strings to `/api/processCitationList`.
+Behaviour: docs/grobid.md; the thread pool: docs/design.md.
 """
 
 from __future__ import annotations
@@ -56,8 +35,8 @@ from extractors.clients.grobid import (
 from extractors.documents.files import parse_document
 from extractors.documents.streams import TooLarge, compression_of, read_errors
 from extractors.documents.tei import DocumentError, bib_entry_from_struct
-from extractors.records import BibEntry, DeadLetter, InputTally, ParsedDocument
 from mapping.matcher import MatchConfig, usable_title
+from mapping.records import BibEntry, DeadLetter, InputTally, ParsedDocument
 from pipelines.inputs import (
     MAX_DOCUMENT_BYTES,
     MAX_PDF_BYTES,

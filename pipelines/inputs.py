@@ -1,20 +1,10 @@
 """Input files into records: matched, planned into read tasks, decompressed, capped, parsed, accounted for.
 
-Every input flag (`--tei`, `--s2orc`, `--metadata`, `--reviews`, `--pdfs`) reads through here:
-
-1. **Match** the globs (`fileio.MatchAll`). A matched directory is a dead letter (`is_a_directory`),
-   never silently skipped.
-2. **Plan**: one read task per file, except a large uncompressed line-oriented file (the arXiv OAI
-   snapshot is one ~4 GB file), which is cut into byte ranges of `--read_range_bytes` read in parallel.
-   Compressed files cannot be entered in the middle and are read whole, streamed.
-3. **Reshuffle** the tasks over workers, then **read**: decompression by suffix (`.gz`, `.bz2`, `.zst`,
-   `.xz`) with bounded reads (`extractors.documents.streams`); a document or JSONL line over
-   `--max_document_bytes` (decompressed) is a `too_large` dead letter and is never held whole in memory.
-4. **Account**: one `InputTally` per read task (records read, parsed, dead-lettered), summed per file
-   into the `inputs/` table, plus a row per JSONL line that failed.
-
-A JSONL record is identified as `path:LINE` when its file is read whole, and as `path@BYTE` (the byte
-offset of the line's first byte) when the file is read in ranges.
+Every input flag reads through here: globs matched (a directory is a dead letter); one read task per file, or
+byte ranges of `--read_range_bytes` for a large uncompressed line-oriented file; tasks reshuffled, then read with
+decompression by suffix and `--max_document_bytes` caps (`extractors.documents.streams`); one `InputTally` per
+task, summed per file into `inputs/`. A JSONL record is `path:LINE` when its file is read whole, `path@BYTE`
+when read in ranges.
 """
 
 from __future__ import annotations
@@ -41,7 +31,7 @@ from extractors.documents.streams import (
     read_capped,
     read_errors,
 )
-from extractors.records import DeadLetter, InputTally
+from mapping.records import DeadLetter, InputTally
 from pipelines.outputs import is_local
 from pipelines.tallies import DEAD, INPUTS, TALLY, Tallies, TallyingFn, dead_letter_output, step_label
 

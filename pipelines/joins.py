@@ -1,22 +1,9 @@
 """Joins whose groups stay small however skewed the keys, so that a paper cited 100,000 times is not one group.
 
-Beam's Python `CoGroupByKey` hands the DoFn after it every value of a key as one list in memory (`_CoGBKImpl`
-collects them), so a join of contexts with their cited paper, keyed by the cited paper, would hold the most cited
-paper's contexts in one worker. `FanOutJoin` is that join with the hot keys spread out:
-
-1. the values of the *many* side (contexts, references, out-neighbour sets) are counted per key, a combine that never
-   gathers them (`Count.PerKey` is lifted before the shuffle); where a value stands for several (a batch of
-   contexts), its `weight` is counted instead;
-2. a key with more than `max_group` of them is *hot*: its values go to ceil(n / max_group) groups by a stable
-   hash of each value's shard key, and the other sides' values of that key (the few: a paper record, an edge
-   marker) are copied into each group. The hot keys reach every worker as a side input of at most
-   n / max_group entries, whatever the corpus;
-3. the output is `CoGroupByKey`'s, `(key, {tag: list})`, where a hot key comes in several elements.
-
-A DoFn after it must therefore treat each value of the many side on its own, together with the key's other values:
-what a join with a record does. Values with the same shard key always meet in one group (a reference's candidate
-pairs from several bands, say), so a DoFn may still deduplicate them. The many side's group sizes are recorded as
-the Beam distribution `joins:<name>_group_size` (summed weights where there are weights).
+Beam's Python `CoGroupByKey` hands the next DoFn every value of a key as one in-memory list. `FanOutJoin` counts
+the many side's values per key (a lifted combine), spreads a key with more than `max_group` of them over several
+groups by a stable hash of each value's shard key, and copies the few side's values into each group. A DoFn after
+it must treat each many-side value on its own with the key's other values. Details: docs/design.md.
 """
 
 from __future__ import annotations

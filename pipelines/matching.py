@@ -1,27 +1,10 @@
 """Reference resolution as Beam joins, for databases too large for one worker.
 
-Identifiers first: references and papers are joined once on every identifier key (arXiv id, DOI, S2 corpus id,
-PubMed, PMC, ACL Anthology, OpenAlex, MAG, DBLP; `extractors.documents.ids.KEY_KINDS`), and each reference takes the
-paper of its strongest key that found one (`JoinOnIdentifiers`). What remains is matched by title with a
-MinHash-LSH join (the pieces are in `mapping/matcher.py`, shared with the
-in-memory matcher, so both give the same resolutions):
-
-1. papers and references, in batches, get numpy MinHash signatures and one key per LSH band;
-2. `CoGroupByKey` on `(band, key)`: every bucket holding references and papers gives candidate pairs; a
-   bucket with more than `max_bucket` papers keeps the first `max_bucket` by paper id, and the pairs it
-   skips are counted;
-3. `CoGroupByKey` on paper id attaches each paper's title, year and signature to its pairs (each pair
-   once, however many bands it shares);
-4. `CoGroupByKey` on reference: the `max_candidates` best candidates by estimated Jaccard are verified in
-   batches with rapidfuzz's `cpdist` (LCS), and `choose_candidate` keeps the best at or above the
-   threshold (ties: year, else ambiguous).
-
-A reference with no usable title but a raw string takes the same joins as its title-sized segments
-(`MatchRawStrings`, the steps of `mapping/raw_strings.py`): each segment's band keys join the papers'
-buckets, the candidates get the paper's title, year, signature and first author, and
-`resolve_raw_candidates` decides each string as `InMemoryMatcher` does.
-
-No step holds the database: the largest group is one bucket or one paper's candidate pairs.
+Identifiers first: references and papers are joined on every identifier key and each reference takes the
+paper of its strongest key (`JoinOnIdentifiers`). The rest is matched by title with a MinHash-LSH join built
+from `mapping/matcher.py`'s pieces, and raw strings by their title-sized segments (`MatchRawStrings`), so the
+resolutions equal the in-memory matcher's. No step holds the database: the largest group is one bucket or one
+paper's candidate pairs. The joins step by step: docs/design.md.
 """
 
 from __future__ import annotations
@@ -37,8 +20,7 @@ from apache_beam.options.pipeline_options import PipelineOptions
 from rapidfuzz.distance import LCSseq
 from rapidfuzz.process import cpdist
 
-from extractors.documents.ids import resolution_method
-from extractors.records import BibEntry, CounterFn, Paper, ParsedDocument, Resolution, ResolvedDocument, no_count
+from mapping.ids import resolution_method
 from mapping.matcher import (
     MatchConfig,
     cap_bucket,
@@ -51,6 +33,7 @@ from mapping.matcher import (
     usable_title,
 )
 from mapping.raw_strings import RawCandidateTitle, checked_raw, first_author_surname, resolve_raw_candidates
+from mapping.records import BibEntry, CounterFn, Paper, ParsedDocument, Resolution, ResolvedDocument, no_count
 from pipelines.coders import SEALED, SealedDocument, sealed, unseal
 from pipelines.joins import MAX_GROUP, FanOutJoin
 from pipelines.tallies import TALLY, ConfiguredFn, ConfiguredTransform, Tallies, TallyingFn
@@ -117,16 +100,26 @@ class CapBucketFn(beam.CombineFn):
         return accumulator
 
 
-class JoinBuckets(ConfiguredTransform):
+class MatchStage(ConfiguredTransform):
+    """A matching stage: set by a `MatchConfig`, its joins (`FanOutJoin`) hold at most `max_group` elements a
+    group."""
+
+    config: MatchConfig
+
+    def __init__(self, config: MatchConfig, max_group: int = MAX_GROUP) -> None:
+        super().__init__(config)
+        self.max_group = max_group
+
+
+class JoinBuckets(MatchStage):
     """`{"papers": (bucket, paper id), "refs": (bucket, ref key)}` into the candidate pairs `(paper id, ref key)`
     of every bucket holding both, and `tally` (`kind`: title or raw). A bucket's papers are capped by a combine
     (`CapBucketFn`) before the join, and its references are spread by `FanOutJoin`: no group holds a bucket's
     every paper or every reference (a title cited 100,000 times puts its references in the same buckets)."""
 
     def __init__(self, config: MatchConfig, kind: str = "title", max_group: int = MAX_GROUP) -> None:
-        super().__init__(config)
+        super().__init__(config, max_group)
         self.kind = kind
-        self.max_group = max_group
 
     def expand(self, inputs):
         capped = inputs[PAPERS] | "CapBuckets" >> beam.CombinePerKey(CapBucketFn(self.config))
@@ -238,17 +231,11 @@ def _batched(pcoll, label: str):
     return pcoll | label >> beam.BatchElements(min_batch_size=256, max_batch_size=4096)
 
 
-class MatchTitles(ConfiguredTransform):
+class MatchTitles(MatchStage):
     """`{"papers": Paper, "refs": (ref key, BibEntry)}` to `{"resolutions": (ref key, Resolution), "tally"}`.
 
     Every reference comes out exactly once: resolved by title, ambiguous, or unresolved with a counted
     reason."""
-
-    config: MatchConfig
-
-    def __init__(self, config: MatchConfig, max_group: int = MAX_GROUP) -> None:
-        super().__init__(config)
-        self.max_group = max_group
 
     def expand(self, inputs):
         config = self.config
@@ -343,18 +330,12 @@ class _VerifyRawFn(ConfiguredFn):
         yield from tally.emit()
 
 
-class MatchRawStrings(ConfiguredTransform):
+class MatchRawStrings(MatchStage):
     """`{"paper_buckets", "paper_records": the papers as `MatchTitles` signs them, "refs": (ref key, BibEntry)
     with a raw string and no usable title}` to `{"resolutions", "tally"}`: the
     raw-string path of `mapping/raw_strings.py` as joins. The strings' segments join the papers' buckets as
     titles do, the candidates get the paper's title, year, signature and first author, and each string is
     decided by `resolve_raw_candidates`, as `InMemoryMatcher` decides it."""
-
-    config: MatchConfig
-
-    def __init__(self, config: MatchConfig, max_group: int = MAX_GROUP) -> None:
-        super().__init__(config)
-        self.max_group = max_group
 
     def expand(self, inputs):
         config = self.config
@@ -469,16 +450,10 @@ class JoinOnIdentifiers(beam.PTransform):
         return {REFS: rest, DONE: chosen[DONE], TALLY: tally}
 
 
-class MatchReferences(ConfiguredTransform):
+class MatchReferences(MatchStage):
     """`{"papers": Paper, "refs": (ref key, BibEntry)}` to `(ref key, Resolution)`: identifiers (every kind,
     strongest first), then the title join. Outputs `resolutions` and `tally`. A reference whose key starts with
     `UNCOUNTED` is matched like any other and counted by no tally."""
-
-    config: MatchConfig
-
-    def __init__(self, config: MatchConfig, max_group: int = MAX_GROUP) -> None:
-        super().__init__(config)
-        self.max_group = max_group
 
     def expand(self, inputs):
         papers = inputs[PAPERS]
@@ -509,15 +484,9 @@ class _AssembleFn(TallyingFn):
         yield from tally.emit()
 
 
-class ResolveReferencesByJoin(ConfiguredTransform):
+class ResolveReferencesByJoin(MatchStage):
     """`{"documents", "database"}` to `{"documents": ResolvedDocument, "tally"}`, with no side input. Documents
     (sealed or not) meet their resolutions as `pipelines.coders.SEALED` bytes and are opened once there."""
-
-    config: MatchConfig
-
-    def __init__(self, config: MatchConfig, max_group: int = MAX_GROUP) -> None:
-        super().__init__(config)
-        self.max_group = max_group
 
     def expand(self, inputs):
         documents = inputs["documents"]

@@ -1,12 +1,11 @@
 """Flags shared by the pipelines. Beam gathers the flags of every `PipelineOptions` subclass imported in a
 process into one parser, so a flag name may be defined once only: arsyta and citationr both read their
-corpus, database, matching and output flags from here (and citationr its own, `CitationrOptions`)."""
+corpus, database, matching and output flags from here."""
 
 from __future__ import annotations
 
 from apache_beam.options.pipeline_options import PipelineOptions
 
-from extractors.reviews.forms import REVIEW_TEXT_FIELDS
 from mapping.matcher import MatchConfig
 from pipelines.inputs import MAX_DOCUMENT_BYTES, MAX_PDF_BYTES, READ_RANGE_BYTES, ReadConfig
 from pipelines.matching import MEMORY_MATCHER_MAX_PAPERS
@@ -143,76 +142,3 @@ def read_config(corpus: CorpusOptions) -> ReadConfig:
         range_bytes=corpus.read_range_bytes,
         max_pdf_bytes=corpus.max_pdf_bytes,
     )
-
-
-class CitationrOptions(PipelineOptions):
-    """`pipelines.citationr`'s own flags. They live here, not in `pipelines/citationr.py`, because that module runs as
-    `__main__` and then imports itself under its own name (so that workers unpickle `pipelines.citationr.X`): a
-    flags class defined there would be defined twice, and Beam's one parser refuses a flag defined twice."""
-
-    @classmethod
-    def _add_argparse_args(cls, parser) -> None:
-        group = parser.add_argument_group("citationr inputs and outputs")
-        add_input_flag(
-            group,
-            "--reviews",
-            "Reviews: PeerRead JSON, OpenReview notes JSON/JSONL (API v1/v2), notes CSV, DISAPERE JSON, or plain-text "
-            "review exports (.txt/.md) (glob; repeatable). The submissions' own PDFs: --pdfs, read through "
-            "--grobid_url (arsyta's GROBID flags); --grobid_citations (or an explicit --grobid_url) also sends the "
-            "reviewers' reference strings to GROBID's processCitationList.",
-        )
-        group.add_argument(
-            "--export_unresolved",
-            action="store_true",
-            help="Keep title-only (unresolved) positives in the JSON export.",
-        )
-        group.add_argument(
-            "--review_fields",
-            default="",
-            help="Comma-separated note fields read as review text, and only these (any spelling: 'Reasons_to_reject' "
-            "= 'reasons to reject'). Default: every free-text field of a review that is not a score, rating, "
-            "confidence, flag, date or annotation column (extractors/reviews/forms.py NOT_REVIEW_TEXT); the known "
-            f"forms' fields first: {', '.join(REVIEW_TEXT_FIELDS[:6])}, ...",
-        )
-        group.add_argument(
-            "--skip_review_fields",
-            default="",
-            help="Comma-separated note fields never read as review text, beside the built-in deny-list.",
-        )
-        algo = parser.add_argument_group("citationr settings (recorded in stats.json)")
-        algo.add_argument(
-            "--candidate_years",
-            type=int,
-            default=0,
-            help="Candidate extension, per query: database papers sharing a category with one of its resolved "
-            "positives and published at most this many years before or after it, not after the query's year "
-            "(docs/citationr.md). 0: off.",
-        )
-        algo.add_argument(
-            "--spot_database_titles",
-            action="store_true",
-            default=False,
-            help="Also find the database's own titles in the reviews' text, however the reviewer wrote them "
-            "(MinHash-LSH + LCS >= the title threshold over each line; the database held in memory). Off by "
-            "default: on the unread labelled reviews it raised resolution recall from 0.76 to 0.86 at precision "
-            "1.00 (docs/citationr.md).",
-        )
-        algo.add_argument(
-            "--name_model",
-            default="",
-            help='Decide the works a reviewer names ("compare with LoRA"), found anywhere in a review, by the '
-            "learned name model instead of the name rules: 'builtin' (trained on 955 labelled NeurIPS reviews) or "
-            "a JSON file written by bench/name_model.py (read here; its weights travel with the job). Off by "
-            "default: on the six labelled samples held out since it was trained (836 ICLR and NeurIPS reviews) its "
-            "review precision was 0.77-0.89 against the rules' 0.75-0.89 and its recall 0.62-0.80 against "
-            "0.62-0.76; neither meets the targets (docs/citationr.md).",
-        )
-        online = parser.add_argument_group("online resolvers (off by default; need internet)")
-        online.add_argument(
-            "--online_resolvers",
-            default="",
-            help="Comma-separated: dblp, s2. Tried, in order, for recommended titles the database lacks.",
-        )
-        online.add_argument("--resolver_cache", default=".citationr-cache", help="Disk cache (default %(default)s).")
-        online.add_argument("--resolver_interval", type=float, default=1.0, help="Seconds between calls (default 1).")
-        online.add_argument("--resolver_timeout", type=float, default=10.0, help="Seconds per call (default 10).")

@@ -1,16 +1,9 @@
 """Whose an output directory is, who is writing it now, and removing only what citrec wrote.
 
-An output is citrec's when it carries citrec's marker (`_citrec_output.json`, written when a run claims an empty or
-new directory) or the manifest of a dataset citrec committed. A run:
-
-1. refuses an output that exists, is not empty and is not citrec's, whatever the flags (exit 2, one line);
-2. takes the output's lease (`_citrec_lease.json`, created atomically: one run at a time; a lease left by a run that
-   died is explained and broken only with `--break_lease`);
-3. with `--overwrite`, removes exactly what an earlier citrec run wrote there (the files its manifest or commit plan
-   lists, its `_staging/`, the marker files), says so first, and keeps every other file;
-4. writes the marker if the output has none.
-
-The rules and what each file guarantees: docs/outputs.md.
+An output is citrec's when it carries citrec's marker (`_citrec_output.json`) or a manifest citrec committed. A
+run refuses an output that is not empty and not citrec's; takes the output's lease (`_citrec_lease.json`, one run
+at a time; a dead run's lease is broken only with `--break_lease`); with `--overwrite` removes exactly what an
+earlier citrec run wrote; and writes the marker. The rules: docs/outputs.md.
 """
 
 from __future__ import annotations

@@ -1,23 +1,10 @@
 """Every Parquet table of a dataset through one sink: `WriteParquetTables`.
 
-Beam's `WriteToParquet` is one sink per table, each some fifteen transforms (a temporary-file writer, a shard
-numbering, two grouping steps, a finalizer) and its own stages; a dataset has seven to ten tables, so the sinks were
-a third of the arsyta pipeline's transforms and most of its fixed cost on a small run, and its per-row Python
-(a list append per column per row) cost as much as the rows' conversion. Here all tables share one sink: rows come
-tagged with their table's prefix (`contexts/train`, `papers/papers`), each bundle writes one temporary file per
-prefix it saw (rows converted by Arrow in batches, `pyarrow.RecordBatch.from_pylist`), and one finalizing step
-renames the files of the bundles that committed to `PREFIX-SSSSS-of-NNNNN.parquet`; a table that got no rows gets
-one empty file, so that its schema is still there. The same guarantees as Beam's file sinks:
-
-- a bundle that fails and is retried leaves its temporary files behind, unnamed: only the files the committed
-  bundles report are renamed (the staging directory, and the temporary files with it, is deleted at the commit);
-- a table with `num_shards` > 0 gets exactly that many groups (rows dealt round-robin, as Beam's sinks deal them),
-  each written by one worker after a GroupByKey, streamed, never held whole;
-- the finalizer runs once, over the list of written files (a side input: file names, not rows), and a retried
-  finalizer finds its renames done and goes on.
-
-Files are zstd-compressed, with Arrow's schema in their metadata, row groups of at most `ROW_GROUP_BYTES` of Arrow
-data (Beam's sink: 64 MiB too).
+Rows come tagged with their table's prefix (`contexts/train`, `papers/papers`); each bundle writes one temporary
+file per prefix, converted by Arrow in batches, and one finalizing step renames the committed bundles' files to
+`PREFIX-SSSSS-of-NNNNN.parquet` (an empty table gets one empty file, keeping its schema). One sink instead of
+Beam's `WriteToParquet` per table saves most of a small run's fixed cost, with the same retry guarantees
+(docs/design.md).
 """
 
 from __future__ import annotations

@@ -1,24 +1,10 @@
 """The one shape every dataset pipeline has, so that `pipelines.arsyta` and `pipelines.citationr` only say what
 is their own.
 
-A run, whichever the dataset (`DatasetPipeline.run`):
-
-1. flags, parsed strictly (an unknown flag stops the program, exit 2);
-2. inputs: the input flags, or the bundled example when none of the flags that matter is given;
-3. checks before any work (exit 2, one line): every pattern matches files, the reading limits, the exports,
-   then the pipeline's own settings (`DatasetPipeline.configure`);
-4. the output: refused if it holds files (unless `--overwrite`), written through its `_staging/` directory;
-5. the Beam pipeline: the pipeline's stages, ending in `WriteDataset` (tables, dead letters, inputs, stats.json,
-   the card, and the peers' exports, all written by workers);
-6. the commit (`manifest.json`, `_SUCCESS`), the committed rows checked against stats.json;
-7. the summary: the exports' counts, the funnel, the checks, the warnings, where the dataset is.
-
-After the job the launcher reads back only small files (stats.json, the exports' counts, the Parquet footers),
-through Beam's filesystems, so the dataset may live on `gs://`. With Beam's `--no_wait_until_finish` the run ends
-after step 5 has been submitted (what a Flex Template's launcher must do), and `--commit_only --output OUTPUT` does
-steps 6-7 once the job has finished. With `--dry_run=True` (Beam's own flag: DataflowRunner builds the job and
-does not submit it) steps 1-3 and the building of the job happen, and nothing else: no output directory is checked
-or touched and nothing is read back, so a job over `gs://` paths can be checked offline.
+`DatasetPipeline.run`: strict flags; the inputs (or the bundled example); checks before any work (exit 2, one
+line); the output claimed and written through `_staging/`; the Beam pipeline, ending in `WriteDataset`; the
+commit; the summary. `--no_wait_until_finish` stops after submitting, `--commit_only` commits later, and
+`--dry_run=True` only builds the job. The steps in full: docs/design.md.
 """
 
 from __future__ import annotations
@@ -132,15 +118,12 @@ def _write_files(_, output: str, finish: Callable[..., Mapping[str, bytes]], **v
 
 
 class WriteDataset(beam.PTransform):
-    """The end every dataset shares: its `tables` as Parquet shards, `dead` as `dead_letter/`, `inputs` (where
-    the pipeline accounts for its input files) as `inputs/`, and, once every count is in, the files
-    `finish(tallies=..., **figures)` returns (stats.json, the card, plots).
+    """The end every dataset shares: `tables` as Parquet shards, `dead` as `dead_letter/`, `inputs` as `inputs/`,
+    and, once every count is in, the files `finish(tallies=..., **figures)` returns (stats.json, the card, plots).
 
-    The input is a dict: one PCollection per table (by the table's name), `dead`, `tally` (`(name, n)` pairs,
-    summed into one dict), optionally `inputs` (`InputTally`s); any other entry is a figure holding exactly one
-    value (a dict or a list), handed to `finish` under its name. `exports`: the peers' layouts made from the
-    tables' rows in the same job (`pipelines.exports.WriteExports`), written by workers under `output`, their counts
-    under `export_temp(output)`. Returns the output directory, once written."""
+    The input is a dict: one PCollection per table, `dead`, `tally` (`(name, n)` pairs), optionally `inputs`
+    (`InputTally`s); any other entry is a one-value figure handed to `finish` under its name. `exports`: the peers'
+    layouts, written by workers in the same job. Returns the output directory, once written."""
 
     def __init__(
         self,

@@ -1,15 +1,10 @@
 """What every stage shares: counting inside DoFns, the tags its side outputs use, and the base classes of the
 stages and DoFns that one frozen config sets (`ConfiguredTransform`, `ConfiguredFn`).
 
-Every DoFn reports what it counts twice: as a Beam counter (`Metrics.counter("arsyta", name)`, for the
-runner's monitoring) and as a `(name, n)` element on its `tally` output, which the pipeline sums into
-`stats.json`, so the funnel is data and does not depend on the runner's metrics support.
-
-A `TallyingFn` (every DoFn here that counts) sums its counts over a bundle and reports each name once, when the
-bundle finishes (`finish_bundle`): one counter increment and one `tally` element per name and bundle, not per
-element, so a context costs no tally elements of its own. The sums are the same; a bundle that fails reports
-nothing, and its retry reports all of it. Outside a bundle (a test calling `process` itself) `Tallies.emit`
-yields its counts at once, as before.
+Every count is both a Beam counter (for the runner's monitoring) and a `(name, n)` element on the `tally`
+output, summed into `stats.json`, so the funnel is data whatever the runner's metrics support. A `TallyingFn`
+sums per bundle and reports each name once in `finish_bundle` (a failed bundle reports nothing, its retry all);
+outside a bundle `Tallies.emit` yields at once.
 """
 
 from __future__ import annotations
@@ -24,7 +19,7 @@ from apache_beam.transforms.window import GlobalWindow
 from apache_beam.utils.timestamp import MIN_TIMESTAMP
 from apache_beam.utils.windowed_value import WindowedValue
 
-from extractors.records import DeadLetter
+from mapping.records import DeadLetter
 
 NAMESPACE = "arsyta"
 TALLY = "tally"

@@ -24,11 +24,15 @@ from extractors.dataset import (
     pool_key,
 )
 from extractors.documents.files import file_stem, paper_from_document
-from extractors.documents.ids import identifier_keys, identifiers_in_file_stem, key_rank, normalize_arxiv_id
 from extractors.documents.metadata import merge_papers
 from extractors.documents.s2ag import with_abstract
 from extractors.recipes import PaperRule, Recipe, keep_context
-from extractors.records import (
+from extractors.schemas import citation_row
+from mapping.duplicates import Copy, merge_copies, title_key
+from mapping.ids import identifier_keys, identifiers_in_file_stem, key_rank, normalize_arxiv_id
+from mapping.in_memory import InMemoryMatcher
+from mapping.matcher import MatchConfig
+from mapping.records import (
     Context,
     DeadLetter,
     InputTally,
@@ -38,9 +42,6 @@ from extractors.records import (
     Resolution,
     ResolvedDocument,
 )
-from extractors.schemas import citation_row
-from mapping.duplicates import Copy, merge_copies, title_key
-from mapping.matcher import InMemoryMatcher, MatchConfig
 from mapping.taxonomy import taxonomy_fields, unmapped_categories
 from pipelines.coders import (
     HEADERS,
@@ -233,13 +234,10 @@ class _RenameDocumentFn(TallyingFn):
 class CanonicalizeIds(beam.PTransform):
     """Give each document the id its database record has, found through any shared identifier.
 
-    A 2020-layout S2ORC document knows only its S2ORC `paper_id`; the S2ORC metadata knows that the same
-    paper has an arXiv id, which is the paper's id. Documents and papers are joined on every identifier
-    key (`arxiv:`, `doi:`, `s2:`); the strongest key that finds a paper decides. Documents are sealed here
-    (`pipelines.coders.seal`: the body compressed once) and split: the `documents` output is their headers
-    (`ParsedDocument`s without paragraphs or bib entries, which meet their ids as `HEADERS` bytes, not pickled),
-    renamed; `bodies` is `(source, sealed body)`, which waits for `MergeDatabase` to join it back to its header
-    once: a document's bytes cross one join, not every join its header does.
+    A 2020-layout S2ORC document knows only its S2ORC `paper_id`; the metadata knows its arXiv id, which is the
+    paper's id. Documents and papers join on every identifier key; the strongest key that finds a paper decides.
+    Documents are sealed here and split: `documents` are their renamed headers, `bodies` wait for `MergeDatabase`,
+    so a document's bytes cross one join, not every join its header does.
     """
 
     def expand(self, inputs):
@@ -370,6 +368,26 @@ def named_only_by_file(document: ParsedDocument) -> bool:
     return set(document.identifier_keys()) <= set(file_name_keys(file_stem(document.source)))
 
 
+def merge_paper_group(
+    paper_id: str, documents: Iterable[ParsedDocument], papers: list[Paper]
+) -> tuple[list[ParsedDocument], Paper | None, bool]:
+    """One paper id's documents and database records: `(documents, merged, titled)`. The documents in the order
+    they are kept (the first is kept, the others are its duplicates; a copy with a title first when no record has
+    one); the database record merged from the records and the kept document (None when there is neither); and
+    whether the kept document is titled, that is not `named_only_by_file` or given a title (else it is `no_title`)."""
+    documents = sorted(documents, key=lambda d: keep_order(d, paper_id))
+    if documents and not any(p.title for p in papers):
+        documents.sort(key=lambda d: not d.title)
+    titled = bool(documents) and (
+        bool(documents[0].title) or any(p.title for p in papers) or not named_only_by_file(documents[0])
+    )
+    records = papers + ([paper_from_document(documents[0])] if titled else [])
+    if not records:
+        return documents, None, titled
+    merged = merge_papers(records)
+    return documents, replace(merged, **taxonomy_fields(merged.categories)), titled
+
+
 class _MergeByIdFn(TallyingFn):
     """One paper id: merge its database records, keep one document (the rest are duplicates). A document known
     only by the id in its file name (a TEI whose header lost its title and ids) that finds no titled database
@@ -378,21 +396,12 @@ class _MergeByIdFn(TallyingFn):
     def process(self, element) -> Iterator:
         paper_id, grouped = element
         tally = self.tallies()
-        documents: list[ParsedDocument] = sorted(  # headers: the merge never reads paragraphs or bib entries
-            map(HEADERS.decode, grouped["documents"]), key=lambda d: keep_order(d, paper_id)
-        )
         papers: list[Paper] = list(map(PAPERS.decode, grouped["papers"]))
-        if documents and not any(p.title for p in papers):
-            documents.sort(key=lambda d: not d.title)  # a copy with a title is kept before one without
+        # headers: the merge never reads paragraphs or bib entries
+        documents, merged, titled = merge_paper_group(paper_id, map(HEADERS.decode, grouped["documents"]), papers)
         if len(papers) > 1:
             tally("metadata_records_merged", len(papers) - 1)
-        titled = bool(documents) and (
-            bool(documents[0].title) or any(p.title for p in papers) or not named_only_by_file(documents[0])
-        )
-        records = papers + ([paper_from_document(documents[0])] if titled else [])
-        if records:
-            merged = merge_papers(records)
-            merged = replace(merged, **taxonomy_fields(merged.categories))
+        if merged is not None:
             yield TaggedOutput("database", merged)
         if documents:
             kept = documents[0]
@@ -440,12 +449,9 @@ class _MergeByIdFn(TallyingFn):
 class MergeDatabase(beam.PTransform):
     """Join documents with the metadata by paper id: the database (metadata plus what documents say of
     themselves, metadata first), the documents with their metadata, and duplicate documents as dead
-    letters. Inputs `documents` (headers) and `bodies` (`CanonicalizeIds`'s), `papers`; outputs `database`,
-    `documents` (sealed: `pipelines.coders.SealedDocument`), `dead`, `tally`, `inputs`. Headers and papers cross
-    the join as `pipelines.coders` bytes, not pickled; the merge reads and changes only headers, and a kept header
-    meets its document's sealed body in one join by source after it. The documents are typed, so that where a
-    runner keeps them between stages (they wait there for the matcher built from the database) it uses
-    `SealedDocumentCoder` and copies the sealed bodies as they are."""
+    letters. Inputs `documents` (headers), `bodies` (`CanonicalizeIds`'s), `papers`; outputs `database`,
+    `documents` (sealed), `dead`, `tally`, `inputs`. Only headers are merged; a kept header meets its sealed body in
+    one join by source after it."""
 
     def expand(self, inputs):
         merged = (
@@ -602,18 +608,11 @@ def _packed(cited_id: str, batch: list[Context]) -> tuple[str, tuple[str, int, b
 
 
 class AssignSplits(beam.PTransform):
-    """Join each context with its cited paper: keep what the recipe keeps (`extractors.recipes.keep_context`: the
-    citing paper passes its rule, the cited paper is in its pool), drop citations of later papers, then split by
-    date. Contexts cross the join in compressed batches of one cited paper's contexts
-    (`pipelines.joins.BatchByKeyFn`, `_packed`), papers as `pipelines.coders.PAPERS` bytes. The join is a
-    `FanOutJoin` weighted by the batches' sizes: a paper cited by more than `max_group` contexts is met in several
-    groups of batches (about `max_group` contexts each, a batch holding at most a sixteenth of them:
-    `pipelines.joins.batch_size_for`), each with a copy of its record, never in one list of all its contexts.
-
-    `database_in_memory`: the database is small enough for one worker (the run matches references with the
-    in-memory matcher, which holds it already): each context then finds its cited paper in a side input of the
-    database (paper id to `Paper`, through `pipelines.coders.PaperCoder`) where it is cut, and nothing is
-    shuffled or grouped, as the plain loop over a dict does. Both give the same contexts."""
+    """Join each context with its cited paper: keep what the recipe keeps (`extractors.recipes.keep_context`), drop
+    citations of later papers, then split by date. Contexts cross a `FanOutJoin` in compressed batches of one cited
+    paper's contexts, papers as `PAPERS` bytes, so a much-cited paper is met in several groups, never one list.
+    With `database_in_memory` each context instead finds its cited paper in a side input of the database, and nothing
+    is shuffled. Both give the same contexts (docs/design.md)."""
 
     def __init__(
         self,

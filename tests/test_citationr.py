@@ -11,15 +11,15 @@ import pytest
 from apache_beam.testing.test_pipeline import TestPipeline
 from apache_beam.testing.util import assert_that, equal_to
 
-from extractors.clients.grobid_replay import FakeGrobid, pdf_hash
 from extractors.reviews.dataset import CitationrConfig
 from extractors.reviews.forms import parse_review_file
-from extractors.reviews.labels import evaluate
 from extractors.reviews.mentions import MentionConfig
 from extractors.reviews.records import Review
 from pipelines.citationr import EXAMPLE, MineMentions, build_pipeline, example_inputs, export_rmc_json, run
 from pipelines.outputs import read_stats
 from tests.support.example_corpus import REVIEWS_RECOMMEND
+from tests.support.grobid_replay import FakeGrobid, pdf_hash
+from tests.support.review_notes import openreview_notes, s2orc_record
 from tests.support.runs import read_rows, write_jsonl
 
 REVIEW_TEXT = (
@@ -142,22 +142,6 @@ def test_shared_neurips_reviews(shared, tmp_path):
     assert kinds == {kind: funnel[f"mentions_kind:{kind}"] for kind in kinds} and len(mentions) == funnel["mentions"]
 
 
-def test_labelled_reviews_measure_above_floor(shared):
-    """Regression floors under the figures reported in docs/citationr.md, over every labelled part (`all`); the
-    figures that matter are the unread part's, printed by bench/eval_citationr.py."""
-    result = evaluate(shared)
-    reviews, titles = result["bias_reviews"]["all"], result["bias_titles"]["all"]
-    # 17/20 since works named by name are mentions: the ICLR labels (`citation_suggestions`) do not count two of
-    # them that the project's guideline counts ("benchmark like Google Research Football", "such as CS [1]").
-    # 17/21 since round 5: an author-year in a request's sentence is asked for ("the authors should show accuracy
-    # ... Even Upadhyay et al., 2021 show accuracy", a dev review these labels say asks for none).
-    assert reviews["precision"]["value"] >= 0.8 and reviews["recall"]["value"] >= 0.9
-    assert titles["title_recall"]["value"] >= 0.82 and titles["title_precision"]["value"] >= 0.85
-    assert result["bias_resolution"]["all"]["resolution_precision"]["value"] >= 0.97
-    assert titles["review_recall"]["value"] >= 0.94  # the 233 reviews of the title files all suggest papers
-    assert result["disapere"]["all"]["reviews"] + result["disapere"]["all"]["left_out"] == 506  # every review
-
-
 def test_real_review_csv_drops_annotation_columns(shared):
     path = (
         shared
@@ -173,50 +157,13 @@ def test_real_review_csv_drops_annotation_columns(shared):
 # ---------------------------------------------------------------------- already cited, extension, GROBID
 
 
-def _notes(path: Path, submissions: list[tuple[str, str]], reviews: list[tuple[str, str, str]]) -> Path:
-    """OpenReview API v2 notes: submissions (id, title) of 2023 and reviews (id, submission, weaknesses)."""
-    records = [
-        {
-            "id": s,
-            "forum": s,
-            "invitations": ["Venue/2023/Conference/-/Submission"],
-            "cdate": 1680000000000,
-            "content": {"title": {"value": t}, "abstract": {"value": "An abstract."}},
-        }
-        for s, t in submissions
-    ] + [
-        {
-            "id": r,
-            "forum": s,
-            "replyto": s,
-            "invitations": [f"Venue/2023/Conference/{s}/-/Official_Review"],
-            "cdate": 1685000000000,
-            "content": {"weaknesses": {"value": text}},
-        }
-        for r, s, text in reviews
-    ]
-    return write_jsonl(path, records)
-
-
-def _s2orc(paper_id: str, title: str, year: int, field: str = "Computer Science", cites: tuple = ()) -> dict:
-    return {
-        "paper_id": paper_id,
-        "title": title,
-        "year": year,
-        "mag_field_of_study": [field],
-        "outbound_citations": list(cites),
-        "authors": [],
-        "abstract": None,
-    }
-
-
 ASKS = "The paper misses related work: \u201c{}\u201d and \u201c{}\u201d should be cited and compared."
 
 
 @pytest.mark.e2e
 def test_database_references_decide_already_cited_and_the_extension_is_per_query(tmp_path):
     gated, mixture = "Gated Controllers for Partially Observed Systems", "Mixture Policies for Robust Control"
-    reviews = _notes(
+    reviews = openreview_notes(
         tmp_path / "notes.jsonl",
         [("S1", "Sparse Mixtures for Online Control"), ("S2", "Robust Control from Pixels")],
         [
@@ -227,13 +174,13 @@ def test_database_references_decide_already_cited_and_the_extension_is_per_query
     metadata = write_jsonl(
         tmp_path / "metadata.jsonl",
         [
-            _s2orc("100", "Sparse Mixtures for Online Control", 2023, cites=("200",)),  # S1's record: it cites 200
-            _s2orc("200", gated, 2022),
-            _s2orc("300", mixture, 2021),
-            _s2orc("400", "Another Control Paper Within the Window", 2020),
-            _s2orc("410", "A Control Paper After the Window", 2023),
-            _s2orc("500", "A Control Paper Long Before", 2010),
-            _s2orc("600", "A Biology Paper of the Same Year", 2021, field="Biology"),
+            s2orc_record("100", "Sparse Mixtures for Online Control", 2023, cites=("200",)),  # S1's record: it cites 200
+            s2orc_record("200", gated, 2022),
+            s2orc_record("300", mixture, 2021),
+            s2orc_record("400", "Another Control Paper Within the Window", 2020),
+            s2orc_record("410", "A Control Paper After the Window", 2023),
+            s2orc_record("500", "A Control Paper Long Before", 2010),
+            s2orc_record("600", "A Biology Paper of the Same Year", 2021, field="Biology"),
         ],
     )
     with beam.Pipeline(runner="FnApiRunner") as pipeline:
@@ -289,7 +236,7 @@ def test_submission_pdfs_and_reviewer_reference_strings_go_through_grobid(tmp_pa
     """--pdfs: the submission's own PDF through GROBID decides already_cited; an explicit --grobid_url: each
     reviewer reference string through processCitationList, whose title the mention takes."""
     entry = "Kim, J. and Osei, R. Gated Controllers for Partially Observed Systems. ICML 2022."
-    reviews = _notes(
+    reviews = openreview_notes(
         tmp_path / "notes.jsonl",
         [("S2", "Robust Control from Pixels")],
         [

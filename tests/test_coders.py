@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from extractors.documents.files import parse_document, parse_metadata_line
-from extractors.records import (
+from mapping.records import (
     BibEntry,
     Context,
     DeadLetter,

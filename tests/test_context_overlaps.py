@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 
 from extractors.contexts import ContextConfig, cut_contexts, mask_markers, non_overlapping_mentions
 from extractors.documents.sentences import split_sentences
-from extractors.records import Mention, Paragraph
+from mapping.records import Mention, Paragraph
+from tests.support import contexts_reference as reference
 from tests.support.counters import counter_dict
 from tests.support.documents import CITING, document
 
@@ -123,13 +124,6 @@ RESOLVED = {"b0": "P0", "b1": "P1", "b2": None, "b3": CITING}  # b2 unresolved, 
 WINDOW = 25
 
 
-def _overlap(a: Mention, b: Mention) -> bool:
-    """Independent of the code: a shared character, or a zero-length mention strictly inside the other."""
-    if set(range(a.start, a.end)) & set(range(b.start, b.end)):
-        return True
-    return (a.start == a.end and b.start < a.start < b.end) or (b.start == b.end and a.start < b.start < a.end)
-
-
 @st.composite
 def paragraphs(draw):
     pars = []
@@ -216,21 +210,24 @@ def test_every_context_has_one_targetcit_where_its_marker_was(pars):
         max_size=7,
     )
 )
-def test_kept_mentions_never_overlap_and_keep_as_many_linked_as_possible(spans):
+def test_kept_mentions_never_overlap_keep_as_many_linked_as_possible_and_follow_the_rule(spans):
     mentions = tuple(Mention(s, s + n, "x" * n, b) for s, n, b in spans)
     kept, dropped = non_overlapping_mentions(mentions)
     assert sorted(map(id, kept + dropped)) == sorted(map(id, mentions))
     assert [m for m in mentions if any(m is k for k in kept)] == list(kept)  # the paragraph's order
-    assert not any(_overlap(a, b) for a, b in itertools.combinations(kept, 2))
-    assert all(any(_overlap(d, k) for k in kept) for d in dropped)
+    assert not any(reference.overlap(a, b) for a, b in itertools.combinations(kept, 2))
+    assert all(any(reference.overlap(d, k) for k in kept) for d in dropped)
     linked = [m for m in mentions if m.bib_id is not None]
     most = max(
         (
             len(subset)
             for r in range(len(linked) + 1)
             for subset in itertools.combinations(linked, r)
-            if not any(_overlap(a, b) for a, b in itertools.combinations(subset, 2))
+            if not any(reference.overlap(a, b) for a, b in itertools.combinations(subset, 2))
         ),
         default=0,
     )
     assert sum(1 for m in kept if m.bib_id is not None) == most
+    # which ones: the greedy rule, one mention at a time (by identity: equal spans are told apart by order)
+    want_kept, want_dropped = reference.non_overlapping_mentions(mentions)
+    assert (list(map(id, kept)), list(map(id, dropped))) == (list(map(id, want_kept)), list(map(id, want_dropped)))

@@ -11,7 +11,7 @@ import pytest
 
 from extractors.contexts import ContextConfig, cut_contexts, non_overlapping_mentions
 from extractors.documents.files import parse_document_file
-from extractors.records import Paragraph, ParsedDocument
+from mapping.records import Paragraph, ParsedDocument
 from tests.support.counters import counter_dict
 from tests.support.documents import document
 from tests.support.documents import paragraph as cited_paragraph

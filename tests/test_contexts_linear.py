@@ -1,22 +1,21 @@
-"""The context cutter gives, byte for byte, what the plain per-marker cutter gives (tests/support/
-contexts_reference.py: the whole paragraph masked anew for each marker, every sentence of the section walked):
-on every real document, and on generated paragraphs with many, overlapping, adjacent and empty markers, odd
-whitespace, any sentence spans and any window."""
+"""The context cutter gives, byte for byte, what the cutter by its definition gives (tests/support/
+contexts_reference.py: the whole paragraph masked anew for each marker, every sentence of the section walked), with
+the same counts: on every real document, and on generated paragraphs with many, overlapping, adjacent and empty
+markers, odd whitespace, any sentence spans and any window. Which mentions are kept: tests/test_context_overlaps.py."""
 
 from __future__ import annotations
 
 import sys
-from dataclasses import replace
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import extractors.contexts
-from extractors.contexts import ContextConfig, cut_contexts, non_overlapping_mentions
+from extractors.contexts import ContextConfig, cut_contexts
 from extractors.documents.files import parse_document_file
 from extractors.documents.sentences import split_sentences
-from extractors.records import BibEntry, Mention, Paragraph, ParsedDocument
+from mapping.records import BibEntry, Mention, Paragraph, ParsedDocument
 from tests.support import contexts_reference as reference
 from tests.support.counters import counter_dict
 from tests.support.documents import CITING, document
@@ -25,24 +24,17 @@ BIB_IDS = (None, "b0", "b1", "b2", "b3", "b9")  # b9 dangles
 RESOLVED = {"b0": "P0", "b1": "P1", "b2": None, "b3": CITING}  # b2 unresolved, b3 a self-citation
 # letters, digits, brackets and punctuation beside markers, and whitespace of every kind the squeeze meets
 ALPHABET = "ab1é.,;()[] \n\t\u00a0\u2009\u3000"
-# the paragraphs whose markers are counted and dropped, never read, and the reason each is dropped for
-UNCUT_KINDS = {"heading": "dropped_marker_in_heading", "marker": "dropped_nested_marker"}
 
 
-def both(doc: ParsedDocument, resolved: dict, config: ContextConfig | None = None) -> tuple[list, list]:
-    """(contexts, counts) of the cutter and of the reference (given the document without its uncut paragraphs,
-    which it would read as running text; their mentions are added to its counts as the cutter counts them)."""
+def both(doc: ParsedDocument, resolved: dict, config: ContextConfig | None = None) -> tuple[tuple, tuple]:
+    """(contexts, counts) of the cutter and of the reference, each context as the tuple the reference gives."""
     config = config or ContextConfig()
     count, counts = counter_dict()
-    ours = cut_contexts(doc, resolved, config, count)
-    ref_count, ref_counts = counter_dict()
-    running = tuple(p for p in doc.paragraphs if p.kind not in UNCUT_KINDS)
-    theirs = reference.cut_contexts(replace(doc, paragraphs=running), resolved, config, ref_count)
-    for p in doc.paragraphs:
-        if p.kind in UNCUT_KINDS and p.mentions:
-            ref_count("mentions", len(p.mentions))
-            ref_count(UNCUT_KINDS[p.kind], len(p.mentions))
-    return [ours, counts], [theirs, ref_counts]
+    ours = [
+        (c.context_id, c.cited_id, c.bib_id, c.marker, c.section_heading, c.char_context, c.sentence_context)
+        for c in cut_contexts(doc, resolved, config, count)
+    ]
+    return (ours, counts), reference.contexts_by_marker(doc, resolved, config)
 
 
 # ------------------------------------------------------------------------------------------ real documents
@@ -146,21 +138,6 @@ def test_a_paragraph_dense_with_markers_gives_what_the_reference_gives(data):
     window = data.draw(st.sampled_from((5, 25, 200)))
     ours, theirs = both(document([short[0], dense, *short[1:]], BIB_IDS[1:-1]), RESOLVED, ContextConfig(window))
     assert ours == theirs
-
-
-@settings(max_examples=500, deadline=None)
-@given(
-    st.lists(
-        st.tuples(st.integers(0, 15), st.integers(0, 6), st.sampled_from((None, "b0", "b1"))),
-        max_size=25,
-    )
-)
-def test_the_kept_mentions_are_the_references(spans):
-    mentions = tuple(Mention(s, s + n, "x" * n, b) for s, n, b in spans)
-    kept, dropped = non_overlapping_mentions(mentions)
-    want_kept, want_dropped = reference.non_overlapping_mentions(mentions)
-    assert list(map(id, kept)) == list(map(id, want_kept))
-    assert list(map(id, dropped)) == list(map(id, want_dropped))
 
 
 # ------------------------------------------------------------------------------------------ the work per marker

@@ -10,7 +10,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from extractors.documents.files import is_jsonl, numbered_lines, parse_document
-from extractors.records import ParsedDocument
+from mapping.records import ParsedDocument
 from pipelines.arsyta import run
 from tests.support.example_corpus import contexts_per_split, database_papers, expected_contexts, expected_spec
 

@@ -6,6 +6,7 @@ schemas, and the expected files are written out by hand, not taken from the expo
 from __future__ import annotations
 
 import csv
+import datetime as dt
 import json
 from collections import Counter
 from pathlib import Path
@@ -145,8 +146,8 @@ def _write(path: Path, schema: pa.Schema, rows: list[dict]) -> None:
     pq.write_table(table, path, row_group_size=2)  # several row groups per file: read back one at a time
 
 
-def _paper(pid, title, abstract, categories):
-    return {"paper_id": pid, "title": title, "abstract": abstract, "categories": categories}
+def _paper(pid, title, abstract, categories, date=None):
+    return {"paper_id": pid, "title": title, "abstract": abstract, "categories": categories, "date": date}
 
 
 def _context(citing, cited, k, char, sentence, heading, split):
@@ -169,7 +170,7 @@ P4_SYMTAX = "doi:10.1000/a%5Fb"
 def arsyta_dataset(tmp_path: Path) -> Path:
     papers = [
         _paper(P1, "Citing Paper One", "About one.", ["cs.CL", "cs.LG"]),
-        _paper(P2, "Control of Things", None, ["eess.SY", "cs.LG"]),  # SymTax knows eess.SY as cs.SY
+        _paper(P2, "Control of Things", None, ["eess.SY", "cs.LG"], dt.date(2019, 5, 1)),  # SymTax knows eess.SY as cs.SY
         _paper(P3, "A Statistics Paper", "S.", ["stat.ML", "cs.LG"]),  # primary outside SymTax's 40 classes
         _paper(P4, None, "An id with an underscore.", ["cs.IR"]),
         _paper(P5, "Numerical Things", "N.", ["math.NA"]),  # SymTax: cs.NA
@@ -216,8 +217,8 @@ def test_hatten_layout_is_what_their_loader_reads(arsyta_dataset, tmp_path):
         "refid": P5,
     }
     papers = json.loads((out / "papers.json").read_text())
-    assert papers[P4] == {"title": "", "abstract": "An id with an underscore."}
-    assert papers[P2] == {"title": "Control of Things", "abstract": ""}
+    assert papers[P4] == {"title": "", "abstract": "An id with an underscore.", "date": None}
+    assert papers[P2] == {"title": "Control of Things", "abstract": "", "date": "2019-05-01"}
 
 
 # --------------------------------------------------------------------------------------------------- symtax

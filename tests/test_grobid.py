@@ -23,12 +23,12 @@ from extractors.clients.grobid import (
     is_deterministic_error,
     tei_cache_key,
 )
-from extractors.clients.grobid_replay import BAD_INPUT_DATA_BODY, HTML_PAGE, FakeGrobid, pdf_hash, real_pairs
 from extractors.documents.files import parse_document
 from extractors.documents.tei import parse_tei
-from extractors.records import DeadLetter
+from mapping.records import DeadLetter
 from pipelines.arsyta import run
 from pipelines.inputs import MAX_DOCUMENT_BYTES
+from tests.support.grobid_replay import BAD_INPUT_DATA_BODY, HTML_PAGE, FakeGrobid, pdf_hash, real_pairs
 
 FAST = RetryPolicy(retries=3, backoff_base_s=0.01, backoff_max_s=0.05, timeout_s=2.0)
 
@@ -313,7 +313,7 @@ def test_a_refresh_over_the_same_pdfs_makes_no_grobid_call(pairs, tmp_path):
 
 def test_one_pdfs_unexpected_failure_is_its_own_dead_letter():
 
-    from extractors.records import DeadLetter
+    from mapping.records import DeadLetter
     from pipelines.grobid import GrobidConfig, GrobidParseFn
     from pipelines.inputs import ReadTask
 

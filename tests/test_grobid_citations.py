@@ -26,17 +26,17 @@ from extractors.clients.grobid import (
     sendable_raw_reference,
     split_citation_list,
 )
-from extractors.clients.grobid_replay import (
+from extractors.documents.tei import DocumentError, bib_entry_from_struct
+from mapping.records import BibEntry, ParsedDocument
+from pipelines.arsyta import run
+from pipelines.grobid import GrobidConfig, ParseRawReferences
+from tests.support.grobid_replay import (
     CITATION_LIST_HEAD,
     CITATION_LIST_TAIL,
     FakeGrobid,
     citation_pairs,
     collapse,
 )
-from extractors.documents.tei import DocumentError, bib_entry_from_struct
-from extractors.records import BibEntry, ParsedDocument
-from pipelines.arsyta import run
-from pipelines.grobid import GrobidConfig, ParseRawReferences
 
 FAST = RetryPolicy(retries=3, backoff_base_s=0.01, backoff_max_s=0.05, timeout_s=2.0)
 UNKNOWN = "Anonymous. 1999. A technical report that no reference parser has ever seen. Unpublished manuscript."

@@ -12,11 +12,11 @@ import pyarrow.parquet as pq
 import pytest
 
 from extractors.clients.grobid import GrobidClient, GrobidOptions, RetryPolicy, tei_cache_key
-from extractors.clients.grobid_replay import HTML_PAGE, FakeGrobid, pdf_hash, real_pairs
-from extractors.records import DeadLetter
+from mapping.records import DeadLetter
 from pipelines.arsyta import run
 from pipelines.grobid import GrobidConfig, GrobidParseFn
 from pipelines.inputs import ReadTask
+from tests.support.grobid_replay import HTML_PAGE, FakeGrobid, pdf_hash, real_pairs
 
 RETRIES = 2
 FAST = RetryPolicy(retries=RETRIES, backoff_base_s=0.01, backoff_max_s=0.05, timeout_s=2.0)

@@ -1,4 +1,4 @@
-"""Identifiers of every kind: normalisers and keys (`extractors/documents/ids.py`), what each parser reads on both sides
+"""Identifiers of every kind: normalisers and keys (`mapping/ids.py`), what each parser reads on both sides
 (TEI, S2ORC, unarXive, S2AG, metadata), ids in raw reference strings and in file names, and resolution through
 every kind in the in-memory matcher. Expectations are hand-checked cases or read straight from the real files
 (json, lxml XPath, sqlite), not from the parsers."""
@@ -13,7 +13,11 @@ import sqlite3
 from lxml import etree
 
 from extractors.documents.files import parse_document, parse_metadata_line
-from extractors.documents.ids import (
+from extractors.documents.metadata import merge_papers
+from extractors.documents.s2ag import paper_from_s2ag
+from extractors.documents.s2orc import parse_s2orc_record
+from extractors.documents.tei import parse_tei
+from mapping.ids import (
     KEY_KINDS,
     Identifiers,
     arxiv_id_in_text,
@@ -33,12 +37,8 @@ from extractors.documents.ids import (
     normalize_pmid,
     resolution_method,
 )
-from extractors.documents.metadata import merge_papers
-from extractors.documents.s2ag import paper_from_s2ag
-from extractors.documents.s2orc import parse_s2orc_record
-from extractors.documents.tei import parse_tei
-from extractors.records import BibEntry, DeadLetter, Paper, ParsedDocument, Resolution
-from mapping.matcher import InMemoryMatcher
+from mapping.in_memory import InMemoryMatcher
+from mapping.records import BibEntry, DeadLetter, Paper, ParsedDocument, Resolution
 from tests.support.counters import counter_dict
 from tests.support.matching import PAPER_PER_KIND
 from tests.support.tei_xpath import NS, XML_ID, titleless_paper18

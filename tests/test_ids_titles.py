@@ -4,8 +4,8 @@ import unicodedata
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from extractors.documents.ids import identifier_keys, normalize_arxiv_id, normalize_doi, paper_id_for
-from mapping.titles import normalize_title
+from mapping.ids import identifier_keys, normalize_arxiv_id, normalize_doi, paper_id_for
+from mapping.titles import looks_like_venue, normalize_title
 
 
 def test_arxiv_ids_lose_version_prefix_and_subject_class():
@@ -147,3 +147,15 @@ def test_inserting_format_characters_anywhere_never_changes_the_normalised_title
         at = position % (len(marked) + 1)
         marked = marked[:at] + character + marked[at:]
     assert normalize_title(marked) == normalize_title(title), repr(marked)
+
+
+def test_venue_names_are_told_from_titles_that_mention_a_venue_word():
+    venues = [
+        "journal of computational physics",
+        "journal of a plague year",  # a book, but venue-shaped: never matched as a title
+        "physical review letters",
+        "proceedings of the ieee conference on computer vision and pattern recognition",
+    ]
+    titles = ["attention is all you need", "proceedings of monte carlo tree search"]
+    assert [looks_like_venue(v) for v in venues] == [True] * 4
+    assert [looks_like_venue(t) for t in titles] == [False] * 2

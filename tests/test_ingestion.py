@@ -311,7 +311,7 @@ def test_bad_paths_stop_with_one_error_line_and_exit_2(examples, tmp_path, capsy
 
 
 def test_a_directory_matched_by_a_glob_is_a_dead_letter(tmp_path):
-    from extractors.records import DeadLetter
+    from mapping.records import DeadLetter
     from pipelines.inputs import PlanReadsFn, ReadConfig
 
     (tmp_path / "sub.tei.xml").mkdir()

@@ -11,7 +11,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from extractors.records import DeadLetter, InputTally, ParsedDocument
+from mapping.records import DeadLetter, InputTally, ParsedDocument
 from pipelines.inputs import ReadConfig, ReadRecordsFn, ReadTask
 
 N_DOCUMENTS = 300

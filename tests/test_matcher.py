@@ -8,9 +8,8 @@ from datasketch import MinHash
 from datasketch.lsh import _optimal_param
 from rapidfuzz.distance import LCSseq
 
-from extractors.records import BibEntry, Paper, Resolution
+from mapping.in_memory import InMemoryMatcher
 from mapping.matcher import (
-    InMemoryMatcher,
     MatchConfig,
     TitleIndex,
     _stable_argsort,
@@ -24,6 +23,7 @@ from mapping.matcher import (
 )
 from mapping.minhash import Banding, band_keys, minhash_signatures, symbol_counts
 from mapping.raw_strings import normalize_pieces
+from mapping.records import BibEntry, Paper, Resolution
 from tests.support.counters import counter_dict
 
 PAPERS = [

@@ -10,12 +10,12 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from extractors.documents.files import parse_document_file, parse_metadata_line
-from extractors.records import BibEntry, Paper, ParsedDocument
-from mapping.gold import build_gold_set
+from extractors.documents.files import parse_metadata_line
 from mapping.matcher import MatchConfig
+from mapping.records import BibEntry, Paper
 from pipelines.arsyta import choose_title_matcher, run
 from tests.support.matching import PAPER_PER_KIND, assert_join_resolves_the_same, in_memory_resolutions
+from tests.support.real_bibliography import real_bibliography, without_identifiers
 
 
 @pytest.mark.beam
@@ -101,24 +101,20 @@ def _paper_for_key(key: str) -> Paper:
 
 @pytest.fixture(scope="module")
 def real_inputs(shared):
-    """Every real bib entry (identifiers kept) against the arXiv metadata plus the gold set's database."""
-    gold = build_gold_set(shared)
-    papers = list(gold.papers)
+    """Every real bib entry (identifiers kept), and a copy without identifiers of each entry that has one, against
+    the arXiv metadata plus the titles of the real bib entries (`tests/support/real_bibliography.py`)."""
+    bibliography = real_bibliography(shared)
+    papers = list(bibliography.papers)
     for number, line in enumerate((shared / "arxiv/arxiv-browse_abs_derived.jsonl").read_bytes().splitlines()):
         paper = parse_metadata_line(line, f"abs:{number}")
         if isinstance(paper, Paper):
             papers.append(paper)
-    refs = []
-    for kind, pattern in (("tei", "grobid/**/*.tei.xml"), ("s2orc", "s2orc/**/*.json")):
-        for path in sorted(shared.glob(pattern)):
-            for document in parse_document_file(path.read_bytes(), str(path), kind):
-                if isinstance(document, ParsedDocument):
-                    refs.extend((f"{path.name}#{i}", e) for i, e in enumerate(document.bib_entries))
-    queries = [(f"gold#{i}", q.entry) for i, q in enumerate(gold.queries)]
+    refs = list(bibliography.entries)
+    by_title = [(f"{key}:no_ids", without_identifiers(e)) for key, e in refs if e.identifier_keys()]
     # every other cited identifier of every kind gets a database record, so the identifier join runs on real ids
     cited = sorted({key for _, e in refs for key in e.identifier_keys()})
     papers.extend(_paper_for_key(key) for key in cited[::2])
-    return papers, refs + queries
+    return papers, refs + by_title
 
 
 @pytest.mark.beam

@@ -6,7 +6,7 @@ import datetime as dt
 
 from extractors.documents.files import numbered_lines, parse_metadata_line
 from extractors.documents.metadata import first_version_date, merge_papers, split_authors
-from extractors.records import DeadLetter, Paper
+from mapping.records import DeadLetter, Paper
 
 
 def _papers(path):

@@ -14,8 +14,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from lxml import etree
 
-from extractors.documents.ids import identifiers_in_file_stem
 from mapping.duplicates import Copy, first_author_surname, merge_copies, title_key
+from mapping.ids import identifiers_in_file_stem
 
 TEI = "{http://www.tei-c.org/ns/1.0}"
 

@@ -22,10 +22,10 @@ from hypothesis import strategies as st
 from lxml import etree
 
 from extractors.documents.files import paper_from_document, parse_document, parse_metadata_line
-from extractors.records import DeadLetter, Paper, PaperAbstract, ParsedDocument
 from extractors.reviews.forms import ReviewInputError, parse_review_file, parse_review_record
 from extractors.reviews.records import Review, Submission
 from extractors.schemas import PAPERS_SCHEMA, paper_row
+from mapping.records import DeadLetter, Paper, PaperAbstract, ParsedDocument
 from tests.support.paths import real_documents_dir
 
 PROPERTY = settings(

@@ -22,7 +22,7 @@ from lxml import etree
 
 from extractors.dataset import split_for
 from extractors.recipes import RECIPES, PaperRule, recipe_named
-from extractors.records import Context, Paper
+from mapping.records import Context, Paper
 from pipelines.arsyta import run
 from tests.support.runs import arxiv_record, read_rows, run_arsyta, write_jsonl
 from tests.support.tei_xpath import (

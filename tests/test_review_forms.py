@@ -1,4 +1,4 @@
-"""Review forms by meaning, not by spelling (issue 19): field names in any spelling, every free-text field read
+"""Review forms by meaning, not by spelling: field names in any spelling, every free-text field read
 unless it is a score, flag, date or annotation column, forms nobody listed read, the text layouts; on fixture
 files shaped after the documented forms (`tests/fixtures/reviews/`) and on the real exports under
 `../shared/data/reviews` (skipped when absent)."""
@@ -15,7 +15,6 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from extractors.records import DeadLetter
 from extractors.reviews.forms import (
     CSV_DUPLICATE_COLUMNS,
     JSON_DUPLICATE_KEYS,
@@ -27,9 +26,9 @@ from extractors.reviews.forms import (
     normalize_field_name,
     parse_review_file,
 )
-from extractors.reviews.labels import Rate, wilson
 from extractors.reviews.mentions import RECOMMENDED, extract_review_mentions
 from extractors.reviews.records import Review, Submission
+from mapping.records import DeadLetter
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "reviews"
 
@@ -383,14 +382,3 @@ def test_real_disapere_review_is_its_sentences_joined(shared):
     assert (review.review_id, review.submission_id) == (record["metadata"]["review_id"], record["metadata"]["forum_id"])
     assert submission.year == int(record["metadata"]["conference"][-4:])
     assert review.text.split() == disapere_text(record["review_sentences"]).split()
-
-
-# ------------------------------------------------------------------------------------------ the figures
-
-
-def test_wilson_interval_matches_the_closed_form_and_its_edges():
-    low, high = wilson(16, 17)
-    assert round(low, 3) == 0.730 and round(high, 3) == 0.990
-    assert wilson(0, 0) == (0.0, 1.0)
-    assert wilson(5, 5)[1] == pytest.approx(1.0) and wilson(0, 5)[0] == pytest.approx(0.0)
-    assert Rate(3, 4).as_dict() == {"value": 0.75, "hits": 3, "of": 4, "ci95": [0.301, 0.954]}

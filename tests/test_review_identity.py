@@ -16,7 +16,6 @@ from apache_beam.testing.util import assert_that, equal_to
 from hypothesis import given
 from hypothesis import strategies as st
 
-from extractors.records import DeadLetter
 from extractors.reviews.forms import (
     directory_key,
     is_review_letter,
@@ -27,6 +26,7 @@ from extractors.reviews.forms import (
     with_scoped_ids,
 )
 from extractors.reviews.records import Review, Submission
+from mapping.records import DeadLetter
 from pipelines.citationr import OneReviewPerIdFn, build_pipeline
 from pipelines.outputs import read_stats
 from pipelines.tallies import DEAD, TALLY

@@ -1,20 +1,22 @@
 """The learned name decision (`extractors/reviews/mentions/learned.py`) on hand-written reviews, with hand-set
-weights whose scores are worked out by hand, and its trainer's fit (`bench/name_model.py`) on a toy problem."""
+weights whose scores are worked out by hand, model files written by hand, and the shipped model against the
+features the rules produce on real reviews."""
 
 from __future__ import annotations
 
-import importlib.util
+import json
 import math
-import sys
 from pathlib import Path
 
 import pytest
 
 from extractors.reviews.mentions import MentionConfig, extract_review_mentions
 from extractors.reviews.mentions.learned import (
-    ALL_SOURCES,
-    LEARNED_SOURCES,
+    _CUES,
+    MODEL_PATH,
     NameModel,
+    add_free_names,
+    candidates_with_features,
     free_name_spans,
     load_model,
     name_features,
@@ -22,6 +24,19 @@ from extractors.reviews.mentions.learned import (
 )
 from extractors.reviews.mentions.shapes import ReviewText
 from extractors.reviews.records import RECOMMENDED
+from tests.support.labelled_reviews import labelled_reviews
+
+EVERY_SOURCE = (
+    "name",
+    "named_work",
+    "reference_entry",
+    "quoted_title",
+    "prose_title",
+    "identifier",
+    "author_year",
+    "database_title",
+    "marker",
+)
 
 
 def _spans(text: str, taken=()) -> list[str]:
@@ -49,9 +64,13 @@ def test_free_candidates_are_coined_runs_outside_other_mentions():
     assert _spans(text, [(start, start + 5)]) == ["BYOL", "Qwen2.5 3B", "SinSR"]  # a mention found before
 
 
-def _model(tmp_path: Path, weights: dict[str, float], threshold: float = 0.5, sources=LEARNED_SOURCES) -> str:
+def _model(tmp_path: Path, weights: dict[str, float], threshold: float = 0.5, sources: tuple = ()) -> str:
+    """A model file as the lab writes one: threshold, weights, and `sources` for a model deciding more than names."""
+    data: dict[str, object] = {"threshold": threshold, "weights": weights}
+    if sources:
+        data["sources"] = list(sources)
     path = tmp_path / "model.json"
-    path.write_text(NameModel(weights, threshold, sources).to_json())
+    path.write_text(json.dumps(data))
     return str(path)
 
 
@@ -72,7 +91,7 @@ def test_the_model_decides_names_found_in_slots_and_anywhere(tmp_path):
 
 
 def test_a_model_over_every_source_decides_titles_too(tmp_path):
-    """A model that says it decides every source (`ALL_SOURCES`): bias -2, a quoted title +1 (sigmoid(-1) = 0.27,
+    """A model that says it decides every source (`EVERY_SOURCE`): bias -2, a quoted title +1 (sigmoid(-1) = 0.27,
     below 0.5), "missing" +4. The rules recommend both quoted titles (each after a request cue); the model keeps the
     one in a sentence with "missing" (sigmoid(3) = 0.95) and makes the other discussed (reason `learned_below`); a
     names-only model (no `sources` in its file) leaves titles to the rules."""
@@ -83,7 +102,7 @@ def test_a_model_over_every_source_decides_titles_too(tmp_path):
     rules = {m.title: m for m in extract_review_mentions(text) if m.source == "quoted_title"}
     assert {t for t, m in rules.items() if m.kind == RECOMMENDED} == set(rules) and len(rules) == 2
     weights = {"bias": -2.0, "source=quoted_title": 1.0, "w=misses": 4.0}
-    every = MentionConfig(name_model=_model(tmp_path, weights, sources=ALL_SOURCES))
+    every = MentionConfig(name_model=_model(tmp_path, weights, sources=EVERY_SOURCE))
     found = {m.title: m for m in extract_review_mentions(text, config=every) if m.source == "quoted_title"}
     residual, attention = found["Deep Residual Learning for Image Recognition"], found["Attention Is All You Need"]
     assert residual.kind == RECOMMENDED and residual.reason == "learned"
@@ -92,8 +111,9 @@ def test_a_model_over_every_source_decides_titles_too(tmp_path):
     names = MentionConfig(name_model=_model(tmp_path / "names", weights))
     kept = {m.title: m.kind for m in extract_review_mentions(text, config=names) if m.source == "quoted_title"}
     assert kept == {t: m.kind for t, m in rules.items()}
-    assert '"sources"' not in NameModel(weights, 0.5).to_json()  # a names model's file stays as before
-    assert NameModel.from_json(NameModel(weights, 0.5, ALL_SOURCES).to_json()).sources == ALL_SOURCES
+    assert NameModel.from_json(Path(_model(tmp_path, weights, sources=EVERY_SOURCE)).read_text()).sources == (
+        EVERY_SOURCE
+    )
 
 
 def test_features_and_probability_by_hand():
@@ -107,7 +127,8 @@ def test_features_and_probability_by_hand():
         features
     )
     assert model.probability(features) == pytest.approx(1 / (1 + math.exp(-1.5)))
-    assert NameModel.from_json(model.to_json()) == model
+    written = '{"threshold": 0.5, "weights": {"bias": -1.0, "shape=caps": 0.5, "b1=with": 2.0}}'
+    assert NameModel.from_json(written) == model
 
 
 def test_an_unreadable_model_is_one_clear_error(tmp_path):
@@ -120,42 +141,12 @@ def test_an_unreadable_model_is_one_clear_error(tmp_path):
     assert load_model("builtin").weights  # the shipped one reads
 
 
-def test_the_trainer_fits_a_toy_problem():
-    """Feature "a" on 20 positives, "b" on 20 negatives, both with "bias": by symmetry the bias is 0 and the L2
-    optimum of w_a = -w_b solves 20 (1 - sigmoid(w)) = l2 w, found here by bisection, independently of the fit."""
-    path = Path(__file__).resolve().parents[1] / "bench" / "name_model.py"
-    spec = importlib.util.spec_from_file_location("name_model_bench", path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    weights = module.fit([["bias", "a"], ["bias", "b"]] * 20, [True, False] * 20, l2=1.0)
-    low, high = 0.0, 20.0
-    for _ in range(60):
-        middle = (low + high) / 2
-        low, high = (middle, high) if 20 * (1 - 1 / (1 + math.exp(-middle))) > middle else (low, middle)
-    assert weights["a"] == pytest.approx(low, abs=1e-3) and weights["b"] == pytest.approx(-low, abs=1e-3)
-    assert weights["bias"] == pytest.approx(0.0, abs=1e-3)
-
-
-def test_the_trainer_refuses_to_measure_what_it_trains_on_and_groups_venues(capsys):
-    path = Path(__file__).resolve().parents[1] / "bench" / "name_model.py"
-    spec = importlib.util.spec_from_file_location("name_model_bench2", path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    with pytest.raises(SystemExit) as refused:  # before any review is read
-        module.main(["--sample", "test", "--sample", "disapere_test", "--measure", "disapere_test"])
-    assert refused.value.code == 2 and "both trained on and measured" in capsys.readouterr().err
-    venues = module._by_venue(["test", "disapere_read", "neurips_check", "disapere_test"])
-    assert venues == {"NeurIPS": ["test", "neurips_check"], "ICLR (DISAPERE)": ["disapere_read", "disapere_test"]}
-
-
 def test_a_model_file_travels_in_the_config_to_workers_that_cannot_see_it(tmp_path):
     """`--name_model PATH`: the pipeline reads the file where it is built and puts its text into the config, so a
     worker without the file (Dataflow, Flink, Spark) decides with the same weights; stats record its SHA-256."""
     import hashlib
 
-    from pipelines.citationr import _mention_config
+    from pipelines.citationr.cli import _mention_config
 
     text = "Weaknesses: BYOL is missing from the comparison. The method is compared with SimCLR in Table 2."
     path = Path(_model(tmp_path, {"bias": -2.0, "w=missing": 4.0}))
@@ -180,24 +171,12 @@ def test_a_model_file_travels_in_the_config_to_workers_that_cannot_see_it(tmp_pa
 
 def test_the_shipped_model_still_reads_features_the_rules_produce(shared):
     """Drift between the shipped `builtin` model and the code: every rule decision it weighs (`rule=kind:reason`) is
-    one the rules still give some name in two labelled NeurIPS samples (the read ones), and every cue feature names
-    a cue pattern the code still has. A renamed reason or cue would leave the model's weight for it unused."""
-    import json
-
-    from extractors.reviews.labels import (
-        NEURIPS_SAMPLES,
-        find_labelled_review,
-        gold_review_labels,
-        own_text_of,
-        read_review_labels,
-    )
-    from extractors.reviews.mentions.learned import _CUES, MODEL_PATH, add_free_names, candidates_with_features
-
+    one the rules still give some name in two labelled NeurIPS samples (the read ones, `bench/labels/`), and every
+    cue feature names a cue pattern the code still has. A renamed reason or cue would leave the model's weight for it
+    unused."""
     seen: set[str] = set()
-    for name in ("read", "read2"):
-        for label in gold_review_labels(read_review_labels(NEURIPS_SAMPLES[name])).values():
-            review = find_labelled_review(shared, label)
-            own = own_text_of(review)
+    for name in ("neurips-2023-2025-read.csv", "neurips-2023-2025-read2.csv"):
+        for review, own in labelled_reviews(shared, name):
             found = extract_review_mentions(review.text, review.sections, own)
             mentions = add_free_names(review.text, review.sections, found, bibliography=own)
             seen.update(f for _, features in candidates_with_features(review.text, mentions) for f in features)

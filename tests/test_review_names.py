@@ -12,8 +12,8 @@ from extractors.reviews.records import ALREADY_CITED, DISCUSSED, RECOMMENDED
 from mapping.names import choose_named, mention_name_keys, name_key, title_name, title_name_key
 from pipelines.citationr import build_pipeline
 from pipelines.outputs import read_stats
+from tests.support.review_notes import openreview_notes, s2orc_record
 from tests.support.runs import read_rows, write_jsonl
-from tests.test_citationr import _notes, _s2orc
 
 
 def _names(text: str, sections=()) -> list[tuple[str, str]]:
@@ -120,7 +120,7 @@ def test_what_the_sentence_says_before_a_name_decides_it(text, expected):
         ("It is worth noting that the method beats prior methods such as CLIP-Adapter.", [("CLIP-Adapter", DISCUSSED)]),
     ],
 )
-def test_round_two_leads_and_cues(text, expected):
+def test_bracketed_and_example_leads_and_comparison_questions_decide_by_their_cue(text, expected):
     assert _names(text) == expected
 
 
@@ -178,7 +178,7 @@ def test_a_shared_name_goes_to_the_strictly_oldest_paper():
 @pytest.mark.e2e
 @pytest.mark.parametrize("matcher", ["memory", "join"])
 def test_the_pipeline_resolves_names_through_title_heads(tmp_path, matcher):
-    reviews = _notes(
+    reviews = openreview_notes(
         tmp_path / "notes.jsonl",
         [("S1", "Adapters for Small Models")],
         [
@@ -191,13 +191,13 @@ def test_the_pipeline_resolves_names_through_title_heads(tmp_path, matcher):
     metadata = write_jsonl(
         tmp_path / "metadata.jsonl",
         [
-            _s2orc("100", "LoRA: Low-Rank Adaptation of Large Language Models", 2021),
-            _s2orc("200", "BERT: Pre-training of Deep Bidirectional Transformers for Language Understanding", 2018),
-            _s2orc("210", "BERT: A Review of Applications in Natural Language Processing", 2020),  # later
-            _s2orc("300", "Twin: Paired Encoders for Retrieval", 2022),
-            _s2orc("310", "Twin: Dual Networks for Tracking", 2022),  # same year: ambiguous
-            _s2orc("400", "Adapter Layers for Transfer", 2019),  # no head: no name
-            _s2orc("500", "Tiebreak: Late Ties in Ranking", 2025),  # after the reviews of 2023
+            s2orc_record("100", "LoRA: Low-Rank Adaptation of Large Language Models", 2021),
+            s2orc_record("200", "BERT: Pre-training of Deep Bidirectional Transformers for Language Understanding", 2018),
+            s2orc_record("210", "BERT: A Review of Applications in Natural Language Processing", 2020),  # later
+            s2orc_record("300", "Twin: Paired Encoders for Retrieval", 2022),
+            s2orc_record("310", "Twin: Dual Networks for Tracking", 2022),  # same year: ambiguous
+            s2orc_record("400", "Adapter Layers for Transfer", 2019),  # no head: no name
+            s2orc_record("500", "Tiebreak: Late Ties in Ranking", 2025),  # after the reviews of 2023
         ],
     )
     with beam.Pipeline(runner="FnApiRunner") as pipeline:

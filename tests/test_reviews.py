@@ -7,7 +7,6 @@ import json
 import pytest
 
 from extractors.clients.resolvers import OnlineResolver, ResolverConfig
-from extractors.records import DeadLetter
 from extractors.reviews.forms import parse_review_file, split_for_submission
 from extractors.reviews.mentions import (
     ALREADY_CITED,
@@ -20,6 +19,7 @@ from extractors.reviews.mentions import (
     title_from_reference,
 )
 from extractors.reviews.records import Review, Submission
+from mapping.records import DeadLetter
 from tests.support.counters import counter_dict
 
 

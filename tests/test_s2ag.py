@@ -18,12 +18,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from extractors.documents.files import paper_from_document, parse_document, parse_metadata_line
-from extractors.documents.ids import identifier_keys, paper_id_for
 from extractors.documents.metadata import merge_papers
 from extractors.documents.s2ag import parse_s2ag_record, with_abstract
 from extractors.documents.tei import DocumentError
-from extractors.records import BibEntry, DeadLetter, Mention, Paper, PaperAbstract, ParsedDocument, Resolution
-from mapping.matcher import InMemoryMatcher, MatchConfig
+from mapping.ids import identifier_keys, paper_id_for
+from mapping.in_memory import InMemoryMatcher
+from mapping.matcher import MatchConfig
+from mapping.records import BibEntry, DeadLetter, Mention, Paper, PaperAbstract, ParsedDocument, Resolution
 from pipelines.transforms import _ChooseCanonicalIdFn
 from tests.support.matching import assert_join_resolves_the_same, in_memory_resolutions
 

@@ -6,7 +6,7 @@ import json
 
 from extractors.documents.files import parse_document
 from extractors.documents.s2orc import parse_s2orc_record
-from extractors.records import DeadLetter, ParsedDocument
+from mapping.records import DeadLetter, ParsedDocument
 from tests.support.counters import counter_dict
 
 

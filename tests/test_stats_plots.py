@@ -31,6 +31,7 @@ from extractors.dataset import (
     graph_statistics,
     length_bucket,
     package_version,
+    plot_key_sums,
     plot_numbers,
     pool_key,
     table_one,
@@ -38,10 +39,11 @@ from extractors.dataset import (
 )
 from extractors.plots import DRAWERS, FIGURE_SIZE, render_plots
 from extractors.recipes import RECIPES
-from extractors.records import Context, Paper
-from pipelines.arsyta import plot_sums, run
+from mapping.records import Context, Paper
+from pipelines.arsyta import run
 from pipelines.commit import commit_output, write_ledger
 from pipelines.outputs import STAGING
+from pipelines.transforms import plot_sums
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
@@ -78,31 +80,6 @@ EXPECTED_NUMBERS = {
     "citing_primary_categories": {"cs.IR": 2, "cs.CL": 1, "unknown": 1},
     "papers": {"in_pool": 6, "outside_pool": 1},
 }
-
-
-def pure_sums() -> list:
-    """What the Beam step computes, by plain Python: the keys of every context, cited paper, citing paper and
-    written paper, summed per key."""
-    sums: Counter = Counter()
-    pairs = []
-    for c in CONTEXTS:
-        for key, value in context_plot_keys(c):
-            sums[key] += value
-        pairs.append((c.citing_id, c.cited_id))
-    for kind, cited in (
-        ("contexts", Counter(c for _, c in pairs)),
-        ("citing_papers", Counter(c for _, c in set(pairs))),
-    ):
-        for n in cited.values():
-            key, value = cited_count_key(kind, n)
-            sums[key] += value
-    for _, category in {(c.citing_id, c.citing_primary_category) for c in CONTEXTS}:
-        key, value = citing_category_key(category)
-        sums[key] += value
-    for paper in PAPERS:
-        key, value = pool_key(paper)
-        sums[key] += value
-    return list(sums.items())
 
 
 # ------------------------------------------------------------------------------------------- graph figures
@@ -161,10 +138,10 @@ def test_the_keys_of_one_context():
 
 
 def test_plot_numbers_of_the_hand_made_contexts():
-    numbers = plot_numbers(pure_sums())
+    numbers = plot_numbers(plot_key_sums(CONTEXTS, PAPERS))
     assert numbers == EXPECTED_NUMBERS
     # stable order whatever the order of the sums: years and numbers ascending, categories by count
-    assert plot_numbers(reversed(pure_sums())) == numbers
+    assert plot_numbers(reversed(plot_key_sums(CONTEXTS, PAPERS))) == numbers
     assert list(numbers["context_lengths"]["char_context"]) == ["0", "25", "50", "100", "5000"]
     with pytest.raises(ValueError, match="unknown plot key"):
         plot_numbers([(("colour", "red"), 1)])
@@ -210,7 +187,7 @@ TALLIES = {"contexts": 6, "contexts:train": 2, "contexts:validation": 1, "contex
 
 def stats_for(recipe: str | None, plots: bool = True, files=()) -> dict:
     options = {"recipe": RECIPES[recipe].as_metadata()} if recipe else {}
-    numbers = plot_numbers(pure_sums()) if plots else None
+    numbers = plot_numbers(plot_key_sums(CONTEXTS, PAPERS)) if plots else None
     return build_stats(TALLIES, GRAPH, {}, options, plots=numbers, plot_files=files, citrec_version="9.8.7")
 
 

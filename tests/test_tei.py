@@ -7,7 +7,7 @@ from lxml import etree
 
 from extractors.documents.files import parse_document
 from extractors.documents.tei import parse_tei
-from extractors.records import DeadLetter, ParsedDocument
+from mapping.records import DeadLetter, ParsedDocument
 from tests.support.documents import SEGMENTED_TEI
 from tests.support.tei_markers import (
     PLAIN,

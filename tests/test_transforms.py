@@ -12,8 +12,8 @@ from apache_beam.testing.util import assert_that, equal_to
 
 from extractors.contexts import ContextConfig
 from extractors.dataset import SplitConfig
-from extractors.records import BibEntry, Paper
 from mapping.matcher import MatchConfig
+from mapping.records import BibEntry, Paper
 from pipelines.coders import unseal
 from pipelines.tallies import TallyingFn
 from pipelines.transforms import (
@@ -182,7 +182,7 @@ def test_the_real_arxiv_metadata_gets_categories_and_acm_classes(shared):
 def test_a_paper_cited_by_every_context_is_never_one_group_of_all_its_contexts():
     """300 contexts of 300 papers all cite one paper: the split of each is what it would be alone, and no group
     holds more than about `max_group` of them (the spread is a hash, so a little over)."""
-    from extractors.records import Context
+    from mapping.records import Context
 
     cited = Paper("hot", "The paper everyone cites", date=dt.date(2019, 1, 1), year=2019)
     contexts = [
@@ -205,7 +205,7 @@ def test_a_reference_cited_everywhere_resolves_as_in_memory_without_one_group_of
     neither the identifier key, the title's LSH buckets nor the paper's candidate pairs become one group."""
     from collections import Counter
 
-    from mapping.matcher import InMemoryMatcher
+    from mapping.in_memory import InMemoryMatcher
     from pipelines.matching import MatchReferences
 
     papers = [
@@ -314,7 +314,7 @@ def test_citation_rows_count_each_pair_s_contexts_and_their_distinct_headings():
     """Four contexts of one pair (two headings, one missing), one of a second pair of the same citing paper in
     another split, one of a third citing paper: rows, categories and citing papers per split by hand."""
     from extractors.dataset import citing_category_key
-    from extractors.records import Context
+    from mapping.records import Context
 
     def context(i: int, citing: str, cited: str, heading: str | None, split: str = "train") -> Context:
         category = {"a": "cs.CL", "b": None}[citing]

@@ -15,10 +15,10 @@ from hypothesis import strategies as st
 from extractors.documents import fields
 from extractors.documents.files import parse_document, parse_metadata_line
 from extractors.documents.tei import DocumentError
-from extractors.records import DeadLetter, Paper, ParsedDocument
 from extractors.reviews.forms import parse_review_file
 from extractors.reviews.records import Review, Submission
 from extractors.schemas import PAPERS_SCHEMA, paper_row
+from mapping.records import DeadLetter, Paper, ParsedDocument
 from tests.support.counters import counter_dict
 
 ARXIV = {

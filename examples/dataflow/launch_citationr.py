@@ -1,10 +1,5 @@
-"""The Flex Template launcher's program for `pipelines.citationr` (FLEX_TEMPLATE_PYTHON_PY_FILE in the Dockerfile).
-
-The template's parameters (citationr-metadata.json) arrive as flags, with the Dataflow ones the launcher adds. A
-launcher must exit once the job exists, so the job is submitted with Beam's `--no_wait_until_finish`; when it has
-finished, `python -m pipelines.citationr --commit_only --output OUTPUT` commits the dataset (the Airflow DAG in
-examples/airflow/ runs both). Nothing the job ships to workers is defined here: this file runs as `__main__`.
-"""
+"""The Flex Template launcher's program for `pipelines.citationr` (citationr-metadata.json's parameters): it
+submits the job and exits, as launch_arsyta.py explains; `python -m pipelines.citationr --commit_only` commits."""
 
 import sys
 

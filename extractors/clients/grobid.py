@@ -1,47 +1,10 @@
 """A GROBID client for the pipeline: one `requests.Session` per worker, bounded jittered retries.
 
-Why not grobid-client-python's `GrobidClient.process_pdf` (0.2.1): on a 503 it sleeps a fixed time and
-calls itself again, with no bound on the recursion (a busy server for long enough overflows the stack, and
-a PDF is never given up on), and every call goes through `requests.request`, a new connection per PDF.
-We keep its request format (multipart field `input`, form flags `consolidateHeader`,
-`consolidateCitations`, `includeRawCitations`, `segmentSentences`, `teiCoordinates`) and classify every
-outcome so the pipeline can dead-letter it with a reason:
-
-- 200: the TEI;
-- 503 (busy: GROBID's own concurrency limit is reached): retried up to `retries` times with exponential
-  backoff and full jitter, then `grobid_busy`;
-- timeouts and dropped connections: retried the same way, then `grobid_timeout` / `grobid_connection`;
-- 500 and other 4xx/5xx: `grobid_error_<status>` at once (GROBID answers 500 for a PDF it cannot read);
-- bytes that do not start with `%PDF-` are never sent: `not_a_pdf`.
-
-An answer is only what arrives whole, within bounds:
-
-- `timeout_s` bounds each attempt as a whole (connecting, sending, the answer's headers and body), not only each
-  socket read: a server that trickles a byte at a time, headers or body, would otherwise hold a request for as
-  long as it likes. A timer shuts the attempt's socket down when its time is up (`_AttemptDeadline`): no answer
-  by then is `grobid_timeout`, an answer begun but not finished is `grobid_deadline`; both are retried;
-- a connection dropped or reset in the middle of the answer's body is `grobid_connection`, retried;
-- an answer over `max_answer_bytes` (declared by its Content-Length, or counted while it is read) is refused
-  without being read further: `grobid_too_large`, not retried (GROBID would send the same again);
-- a 200 from processFulltextDocument whose body is not GROBID TEI (`grobid_tei_problem`: empty, an HTML page from
-  a proxy, a body cut short) is `grobid_invalid_tei`, retried: it is never handed on as the PDF's TEI.
-
-A failure is `deterministic` (the same bytes fail the same way on the same GROBID version and options, so the
-pipeline may cache it) only when it is the PDF's own fault: `not_a_pdf`, and an error whose body carries one
-of GROBID's tags for an unreadable document, `[BAD_INPUT_DATA]` (pdfalto could not convert it: GROBID 0.8
-answers `500 [BAD_INPUT_DATA] PDF to XML conversion failed with error code: 1`) or `[NO_BLOCKS]` (no text
-layer). Every other failure is transient: 503, timeouts, deadlines, dropped connections, answers too large or
-not TEI, and a 500 without such a tag (`[GENERAL]`, `[TIMEOUT]`, `[TAGGING_ERROR]`, `[PDFALTO_CONVERSION_FAILURE]`
-or no tag at all). GROBID answers 500 for any exception in a request, its own state included (out of memory, a
-full temporary disk, a missing pdfalto, a pdfalto timeout under load); caching one of those would drop a good
-PDF from every later run, while not caching a deterministic one only costs one request per run.
-
-Raw reference strings go to `/api/processCitationList` (`process_citation_list`), many per request, with the
-same retries. GROBID 0.7.1 to 0.8.2 answer (`GrobidRestProcessString.processCitationList`) a TEI envelope
-`<TEI><teiHeader/><text><front/><body/><back><div><listBibl>` holding one `<biblStruct xml:id="b<i>">` per
-string, in input order; a string it cannot parse gets a `biblStruct` with an empty `<monogr><imprint/>`.
-`split_citation_list` also reads a bare `<listBibl>`. Every failure of that service is a bare 500 (it catches
-every exception), so none is deterministic: a failed batch is never cached and is sent again next run.
+Every outcome is classified so that the pipeline can dead-letter it with a reason: busy servers, timeouts,
+dropped connections and answers that are not GROBID TEI are retried with backoff; an answer must arrive whole,
+within a deadline and a size cap; a failure is `deterministic` (cacheable) only when it is the PDF's own fault.
+Raw reference strings go to `/api/processCitationList` (`process_citation_list`). The rules: docs/grobid.md;
+why this client and the wire formats: docs/design.md.
 """
 
 from __future__ import annotations
@@ -61,7 +24,7 @@ import urllib3
 from lxml import etree
 
 from extractors.documents.tei import TEI_NS, DocumentError, parse_xml_root
-from extractors.records import BibEntry
+from mapping.records import BibEntry
 
 START_HINT = "start one with: docker run --rm -p 8070:8070 grobid/grobid:0.8.2-crf"
 # GROBID's GrobidExceptionStatus values that say the PDF itself cannot be read; its answers start "[STATUS] ".

@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from extractors.documents.ids import normalize_arxiv_id, normalize_doi
-from extractors.records import Paper
+from mapping.ids import normalize_arxiv_id, normalize_doi
 from mapping.matcher import lcs_similarity
+from mapping.records import Paper
 from mapping.titles import normalize_title
 
 DBLP_URL = "https://dblp.org/search/publ/api"

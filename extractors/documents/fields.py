@@ -1,35 +1,9 @@
 """Typed reads of fields in decoded JSON records: the value the caller expects, a coercion where the
 reading is unambiguous, or `DocumentError("wrong_type:<field path>", "<field path>: expected text, got list")`.
 
-A field path is the field's dotted name in its layout without list indices (`versions.created`,
-`body_text.section`, `bib_entries.other_ids.DOI`), so one counter counts one kind of breakage.
-JSON type names are used in details: text, integer, number, boolean, list, object, null.
-
-What each reader accepts (every reader takes null as "absent"):
-- `as_text`: text as is; an integer or a finite float as its decimal text (section 3 -> "3", 2.0 -> "2",
-  2.1 -> "2.1"); NaN as absent; `numbers=False` turns numbers away too (dates: 1175541522 could be epoch
-  seconds or a year). Anything else is wrong_type. Lone UTF-16 surrogates (from a `"\\ud800"` escape, which
-  Parquet cannot encode) become U+FFFD one for one, so character offsets into the text still hold.
-- `as_identifier`: text, or an integer as its digits (S2 corpus ids are integers in newer dumps; an integer
-  is never an arXiv id or a DOI, so those then fail normalisation as a malformed string does). Floats are
-  wrong_type: `1905.00010` would arrive as 1905.0001.
-- `as_int`: an integer, an integral finite float, or integer text ("12"); anything else is wrong_type.
-- `as_year`: as `as_int` but text keeps its old reading (the first four characters: "2019-05" -> 2019, "c.
-  2019" -> absent) and a value outside 1000..2999 is absent, as it always was. NaN and the infinities
-  (Python's json reads `NaN`, `Infinity`, `-Infinity`) are absent too, and counted: the year is dropped, the
-  record kept (`field_dropped:<field path>_not_finite`, through the optional `count`).
-- `as_mapping` / `as_mappings`: an object / a list of objects; no coercion (structure decides the layout).
-- `as_texts`: a list of text (items through `as_text`, empty ones dropped), or one text split by `split`
-  (arXiv `categories` "cs.IR cs.CL"); anything else is wrong_type.
-- `as_author_names`: one arXiv-style string ("A. Smith, B. Lee and C. Wu (MIT)") split into names, or a list
-  whose items are name strings or S2ORC name objects `{first, middle, last}` (`middle` a list or one string);
-  anything else, including a number among the names, is wrong_type.
-
-Decoding (`decode_json`): an object that repeats a key keeps the last value, as `json.loads` does, and each
-repeat is counted, so that a run says which records had a value overwritten: `json_duplicate_key:<key>` for a
-key of the record's own (top-level) object, `json_duplicate_key:(nested)` for a key deeper down and
-`json_duplicate_key:(other)` for a top-level key that is not a field name (`DUPLICATE_KEY_NAME`); the counter
-names stay few whatever the input.
+A field path is the dotted name without list indices (`body_text.section`), so one counter counts one kind of
+breakage; every reader takes null as absent. `decode_json` counts each repeated key (the last value wins, as in
+`json.loads`). What each reader accepts: docs/design.md.
 """
 
 from __future__ import annotations
@@ -42,7 +16,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from extractors.documents.tei import DocumentError
-from extractors.records import CounterFn, no_count
+from mapping.records import CounterFn, no_count
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _INTEGER_TEXT = re.compile(r"\s*[+-]?\d{1,18}\s*", re.ASCII)

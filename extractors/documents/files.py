@@ -10,7 +10,7 @@ from pathlib import PurePosixPath
 from extractors.documents.metadata import paper_from_metadata
 from extractors.documents.s2orc import load_json_record, parse_s2orc_record
 from extractors.documents.tei import DocumentError, parse_tei
-from extractors.records import (
+from mapping.records import (
     DESCRIPTION_FIELDS,
     IDENTIFIER_FIELDS,
     CounterFn,

@@ -1,29 +1,9 @@
 """The paper database: arXiv OAI metadata snapshot records and S2ORC metadata records into `Paper`.
 
-arXiv snapshot lines carry `id`, `title`, `abstract`, `categories` ("cs.IR cs.CL"), `authors` (one
-string), `doi` and `versions` ([{version, created: "Mon, 2 Apr 2007 19:18:42 GMT"}]); the paper's date is
-its first version's. S2ORC metadata lines carry `paper_id`, `title`, `authors` ([{first, middle, last}]),
-`abstract`, `year`, `arxiv_id`, `doi`, `pubmed_id`, `pmc_id`, `acl_id`, `mag_id` (kept in `other_ids`) and
-`s2_url` (whose `CorpusID:` is the paper's Semantic Scholar corpus id, the same number as `paper_id`); their
-date is only a year.
-
-Wrongly typed fields (readers in `extractors.documents.fields`; `wrong_type:<field>` is the dead-letter reason):
-- `id` (arXiv) and `paper_id` (S2ORC) decide the paper id: text, or an integer's digits (an integer `id` then
-  fails as `bad_identifier`); anything else dead-letters; an empty `paper_id` is `bad_identifier`.
-- `doi`, `arxiv_id`, `pubmed_id`, `pmc_id`, `acl_id`, `mag_id`, `s2_url`: text or an integer's digits (an integer
-  is never a DOI, so `doi: 1234` is dropped as a malformed DOI string always was); a float, list, object or
-  boolean dead-letters (identifiers join records).
-- `title`, `abstract`, `acm-class`: text; a number becomes its text; anything else dead-letters.
-- `authors`: one string is split into names; a list of name strings (or S2ORC name objects) is taken as the
-  names; a number, an object, or a list holding a number or a list dead-letters.
-- `categories`: one space-separated string, or a list of text; `mag_field_of_study` / `fieldsOfStudy`: a
-  list of text, or one string taken as one field; anything else dead-letters.
-- `versions`: a list of objects; `versions[].created`: text (an integer could be epoch seconds or a year, so
-  it dead-letters); text no date parser reads is skipped, as before. `year`: an integer, an integral float
-  or text starting with four digits; out of 1000..2999 it is absent; NaN or an infinity is absent and counted
-  (`field_dropped:year_not_finite`: the paper is kept); a list, object or boolean dead-letters.
-- Anything else a record makes the parser raise is `parser_error`: `paper_from_metadata` raises only
-  `DocumentError`, because `parse_metadata_line` turns only that into a dead letter.
+An arXiv paper's date is its first version's; an S2ORC paper's is only a year. A wrongly typed field is coerced
+where the reading is unambiguous, else the line is a `wrong_type:<field>` dead letter (readers in
+`extractors.documents.fields`). `paper_from_metadata` raises only `DocumentError`, the one exception
+`parse_metadata_line` turns into a dead letter. The fields read and each one's rule: docs/design.md.
 """
 
 from __future__ import annotations
@@ -36,7 +16,9 @@ from typing import Any
 
 from extractors.documents.fields import as_author_names, as_identifier, as_mappings, as_text, as_texts, as_year
 from extractors.documents.fields import split_authors as split_authors  # re-exported: its home was here
-from extractors.documents.ids import (
+from extractors.documents.s2ag import s2ag_metadata_record
+from extractors.documents.tei import DocumentError, parse_date, raises_only_document_errors
+from mapping.ids import (
     identifier_key,
     identifier_key_in_url,
     normalize_arxiv_id,
@@ -45,9 +27,7 @@ from extractors.documents.ids import (
     other_id_keys,
     paper_id_for,
 )
-from extractors.documents.s2ag import s2ag_metadata_record
-from extractors.documents.tei import DocumentError, parse_date, raises_only_document_errors
-from extractors.records import CounterFn, Paper, PaperAbstract, no_count
+from mapping.records import CounterFn, Paper, PaperAbstract, no_count
 
 _WS = re.compile(r"\s+")
 

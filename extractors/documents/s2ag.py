@@ -2,26 +2,9 @@
 datasets as the paper database.
 
 A full-text record is `{corpusid, externalids, content: {source, text, annotations}}`: the whole paper is one
-string, and each annotation (`paragraph`, `sectionheader`, `bibref`, `bibentry`, `bibtitle`, ...) is a JSON
-*string* holding a list of `{"start", "end", "attributes"?}` spans into that text, or null.
-
-How the spans become a `ParsedDocument`:
-- body paragraphs are the `paragraph` spans (by start) that do not lie inside an `abstract` span; a paragraph
-  belongs to the section of the nearest `sectionheader` that starts before it, and `section_index` moves on
-  at each header that has paragraphs (the abstract, when there is one, is section 0);
-- mentions are the `bibref` spans inside a paragraph, with offsets relative to it; `attributes.ref_id` is the
-  bib id;
-- bib entries are the `bibentry` spans: `attributes.id` is the bib id, `attributes.matched_paper_id` the cited
-  paper's corpus id; title, authors, venue and date come from the `bib*` spans inside the entry.
-Spans are trimmed of surrounding whitespace. A span that is not a `{start, end}` object, that lies outside the
-text or that holds only whitespace is dropped and counted (`s2ag_span_malformed`, `s2ag_span_out_of_range`,
-`s2ag_span_blank`) through the optional counter callback; an offset that is NaN or an infinity (Python's json reads
-`NaN`, `Infinity`) is malformed. The rest of the record is kept. A key repeated inside an annotation's spans keeps
-its last value and is counted (`json_duplicate_key:(nested)`, `extractors.documents.fields.decode_json`). An
-annotation this parser reads that is neither null nor a JSON list makes the record a dead letter
-(`malformed_annotations`): its spans cannot be trusted. Annotations it does not read (`figure`, `formula`, ...)
-are never decoded.
-Bib entry years come from a `bibdate` span, else the first year-like number (1800-2099) in the entry's text.
+string, and each annotation is a JSON *string* of `{start, end, attributes?}` spans into it, or null. Spans
+become paragraphs, sections, mentions and bib entries; a bad span is dropped and counted, and an annotation that
+is not a list makes the record a dead letter (`malformed_annotations`). How spans are read: docs/design.md.
 """
 
 from __future__ import annotations
@@ -34,7 +17,9 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from extractors.documents.fields import decode_json
-from extractors.documents.ids import (
+from extractors.documents.sentences import paragraph_with_sentences
+from extractors.documents.tei import DocumentError, parse_date
+from mapping.ids import (
     Identifiers,
     arxiv_id_in_text,
     doi_in_text,
@@ -45,9 +30,7 @@ from extractors.documents.ids import (
     other_id_keys,
     paper_id_for,
 )
-from extractors.documents.sentences import paragraph_with_sentences
-from extractors.documents.tei import DocumentError, parse_date
-from extractors.records import BibEntry, CounterFn, Mention, Paper, PaperAbstract, Paragraph, ParsedDocument, no_count
+from mapping.records import BibEntry, CounterFn, Mention, Paper, PaperAbstract, Paragraph, ParsedDocument, no_count
 
 SOURCE_FORMAT = "s2ag"
 PAPERS_SOURCE = "s2ag-papers"

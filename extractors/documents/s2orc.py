@@ -1,48 +1,9 @@
 """S2ORC full-text JSON (2019, 2020 and 2021 layouts, and s2orc-doc2json output) and unarXive JSONL.
 
-Layouts recognised, by their keys:
-- 2019 release: `metadata` + `grobid_parse` (or `latex_parse`) holding `abstract`, `body_text`,
-  `bib_entries` (`other_ids.doi`, `links`: the cited paper's S2ORC paper_id);
-- 2020 release (`pdf_parse` layout): `paper_id`, `_pdf_hash`, `abstract`, `body_text`, `bib_entries`
-  (`other_ids.DOI/arXiv/PMID/PMCID`, `link`), with no title: that lives in the S2ORC metadata;
-- s2orc-doc2json output: `title`, `authors`, `year`, `pdf_parse{...}` (or `latex_parse`), and a `paper_id` that is
-  the converted file's name cut at its first dot: "2020.acl-main.207.pdf" gives "2020", "2101.00001.pdf" "2101".
-  Such a head is no identifier, and every ACL 2020 paper would share it: a doc2json `paper_id` that is a bare
-  number of at most four digits (a year, or the head of an arXiv id, DOI or ACL id) or that the file's stem
-  continues past a dot is not taken; the stem names the document, as for one with no id (`_doc2json_paper_id`);
-- 2021: `metadata{title, authors, year}` beside `abstract`, `body_text`, `bib_entries`, `back_matter`;
-- unarXive (2022/2023): `paper_id` is the arXiv id, `metadata` from the arXiv snapshot, `abstract.text`,
-  `body_text` with `{{cite:…}}` markers and `cite_spans`, `bib_entries` with `bib_entry_raw`,
-  `contained_arXiv_ids`, `contained_links` and `ids` (`arxiv_id`, `doi`, `open_alex_id`, `pubmed_id`, `pmc_id`).
-Every identifier a bib entry carries is read (`_bib_entry_keys`), strongest evidence first: `other_ids` (any
-case), unarXive's linked arXiv ids, `ids` and arXiv/DOI/PubMed/... links, the S2ORC `link`/`links` (the cited
-paper's S2ORC `paper_id`, which is its Semantic Scholar corpus id: `s2_url` says `CorpusID:<paper_id>`), then an
-arXiv id or DOI in the raw string (`extractors.documents.ids.keys_in_reference_text`).
-Citation offsets are character offsets into each paragraph's `text`, as in the source.
-
-Wrongly typed fields (readers in `extractors.documents.fields`; `wrong_type:<field path>` is the dead-letter reason):
-- `paper_id` (S2 id, or unarXive's arXiv id), `arxiv_id`, `doi`, `metadata.id`: text or an integer's digits
-  (an integer is never an arXiv id or DOI, so it is then absent, as a malformed id string is); else dead letter.
-- `title`, `abstract` (as text), `body_text.text`, `body_text.section`, `body_text.sec_num`: text; a number
-  becomes its text (`section: 3` -> heading "3"); a list, object or boolean dead-letters.
-- `metadata`, `grobid_parse`/`latex_parse`/`pdf_parse`, `bib_entries` and each entry, `other_ids`, `ids`:
-  objects; `body_text`/`back_matter`/`abstract` blocks, `cite_spans`, `versions`: lists of objects; a
-  structure of another type dead-letters (the record is not the layout it looks like).
-- `cite_spans.start`/`end`: integers (integral floats and integer text accepted); a missing offset, or a span
-  reversed or past its paragraph's text, drops that one mention (`cite_spans_dropped:out_of_range`); an offset
-  that is NaN or an infinity (Python's json reads `NaN`, `Infinity`) drops it too
-  (`cite_spans_dropped:offset_not_finite`). The document is kept.
-- `cite_spans.ref_id`, the values of `other_ids` and `ids` this reader knows (DOI, arXiv, PMID, PMCID, ...),
-  `link`/`links`, `contained_arXiv_ids` (objects with `id`, or strings), `contained_links` (objects with `url`,
-  or strings): text or an integer's digits; else dead letter.
-- `authors` (record, metadata and bib entries): as in `extractors.documents.metadata` (one string is split into names);
-  `year`: as there (NaN or an infinity: the year is dropped, the document kept, and
-  `field_dropped:<field path>_not_finite` counted: `year`, `metadata.year`, `bib_entries.year`); `categories`: a
-  space-separated string or a list of text; `versions[].created` and `update_date`: text, numbers dead-letter
-  (epoch seconds or a year?).
-- Bib entry `title`, `venue`, `raw_text`, `bib_entry_raw`: text, numbers become their text; else dead letter.
-- Any other error raised while parsing becomes `DocumentError("parser_error", …)`; JSON nested deeper than the
-  interpreter's recursion limit is `too_deep`.
+The layout is recognised by its keys; every identifier a bib entry carries is read, strongest evidence first
+(`_bib_entry_keys`); citation offsets are character offsets into each paragraph's `text`, as in the source. A
+wrongly typed field is coerced where the reading is unambiguous, else the record is a `wrong_type:<field path>`
+dead letter (readers in `extractors.documents.fields`). The layouts and each field's rule: docs/design.md.
 """
 
 from __future__ import annotations
@@ -66,7 +27,9 @@ from extractors.documents.fields import (
     not_finite,
     wrong_type,
 )
-from extractors.documents.ids import (
+from extractors.documents.sentences import paragraph_with_sentences
+from extractors.documents.tei import DocumentError, parse_date, raises_only_document_errors
+from mapping.ids import (
     Identifiers,
     document_ids,
     identifier_key,
@@ -75,9 +38,7 @@ from extractors.documents.ids import (
     normalize_arxiv_id,
     normalize_doi,
 )
-from extractors.documents.sentences import paragraph_with_sentences
-from extractors.documents.tei import DocumentError, parse_date, raises_only_document_errors
-from extractors.records import BibEntry, CounterFn, Mention, Paragraph, ParsedDocument, no_count
+from mapping.records import BibEntry, CounterFn, Mention, Paragraph, ParsedDocument, no_count
 
 
 def authors_from_json(value: Any, path: str = "authors") -> tuple[str, ...]:

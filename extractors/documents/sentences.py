@@ -1,12 +1,9 @@
 """Sentence spans for paragraphs that do not come with GROBID's `<s>` segmentation.
 
-We use BlingFire (Microsoft's finite-state tokenizer, a compiled wheel) through
-`text_to_sentences_and_offsets`: it keeps "et al.", "Fig.", "Eq.", "e.g.", "i.e." and initials inside a
-sentence where pysbd and syntok break (see tests/test_sentences.py, which pins those cases). Two repairs
-are applied on top, because a citation marker must never be split from its sentence:
-
-- a boundary that falls inside a citation marker is removed;
-- a "sentence" that is only citation markers and punctuation (e.g. "[5].") joins the previous one.
+BlingFire (`text_to_sentences_and_offsets`) keeps "et al.", "Fig.", "e.g." and initials inside a sentence where
+pysbd and syntok break (tests/test_sentences.py pins those cases). A citation marker must never be split from its
+sentence, so a boundary inside a marker is removed, and a "sentence" of only markers and punctuation ("[5].")
+joins the previous one.
 """
 
 from __future__ import annotations
@@ -18,7 +15,7 @@ from collections.abc import Sequence
 
 import blingfire
 
-from extractors.records import Mention, Paragraph
+from mapping.records import Mention, Paragraph
 
 _ONLY_MARKERS_AND_PUNCT = re.compile(r"^[\s\W\d]*$")
 _NO_WORD = re.compile(r"[\s\W\d]*")  # `_ONLY_MARKERS_AND_PUNCT` as a fullmatch (newlines are in the class)

@@ -1,16 +1,9 @@
 """Bytes out of input files: decompression by suffix, size caps, JSON Lines split into records.
 
-No Beam here: the pipelines open the raw (still compressed) bytes through Beam's filesystems and hand the
-file object to these functions, so the same code reads local files, `gs://` objects and test buffers.
-
-- Decompression uses Python's own streaming decoders (gzip, bz2, lzma) and `zstandard`; each `read(n)`
-  returns at most `n` bytes, so a decompression bomb never expands past the cap in memory. (Beam's
-  `CompressedFile` decompresses a whole compressed chunk at a time: 16 MiB of gzip-compressed zeros is
-  16 GiB.)
-- A document (a TEI, a JSON file) larger than the cap is `TooLarge`; a JSONL line larger than the cap is
-  skipped without being held in memory and reported as a `Line` with `data=None`.
-- Lines can be read from a byte range `[start, end)` of an uncompressed file: a line belongs to the range
-  its first byte falls in, so ranges read in parallel give every line exactly once.
+No Beam here: the pipelines open the raw bytes through Beam's filesystems and hand the file object over, so the
+same code reads local files, `gs://` objects and test buffers. Decompression streams, so nothing expands past
+the cap in memory: a document over it is `TooLarge`, a JSONL line over it a `Line` with `data=None`. A byte range
+`[start, end)` of an uncompressed file holds the lines whose first byte falls in it (docs/design.md).
 """
 
 from __future__ import annotations

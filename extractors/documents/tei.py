@@ -1,23 +1,9 @@
 """GROBID `processFulltextDocument` TEI (GROBID 0.5 to 0.8) into a `ParsedDocument`, with lxml.
 
-Where the text lives:
-- paragraphs are the outermost `p`, `figDesc`, `note`, `item` and `cell` elements of the abstract
-  (`teiHeader/profileDesc/abstract`), the body (`text/body`) and the back matter (`text/back`, outside
-  `listBibl`), in document order; every `ref[@type="bibr"]` of the document sits in one of them, or in one of
-  the two kinds of paragraph that carry markers no context is cut from (`extractors.contexts` counts and drops
-  them): a section `head` holding a marker is a paragraph of kind "heading" (its text, its markers), and a marker
-  nested inside another marker (which keeps the text of both) is a mention of a paragraph of kind "marker" whose
-  text is the outer marker's, right after the paragraph the outer marker is in;
-- a body or back `div` is a section (its `head` is the heading); the abstract, each figure and each
-  footnote are sections of their own;
-- sentences are GROBID's `<s>` elements where the TEI has them (`segmentSentences=1`), else
-  `extractors.documents.sentences.split_sentences`;
-- whitespace runs are collapsed to one space while the text is assembled, so offsets stay exact;
-- a bib entry's identifiers are its `idno`s (arXiv, DOI, PMID, PMCID; an untyped one is read as a DOI or arXiv
-  id), its `ptr/@target` links (arxiv.org, doi.org, ...) and an arXiv id or DOI in `note[@type="raw_reference"]`;
-  the paper's own are the header's `idno`s, else the file name when it is one (`2101.00001v2.tei.xml`,
-  `hep-th_0101001.tei.xml`, `10.1145_3292500.3330701.tei.xml`), so a TEI whose header lost its title can still
-  take it from its database record.
+Paragraphs are the outermost text elements of the abstract, body and back matter, in document order; a `div` is
+a section; sentences are GROBID's `<s>` where present; whitespace runs collapse as the text is assembled, so
+offsets stay exact. Markers in a heading or nested in another marker become paragraphs no context is cut from.
+Where each piece of text and each identifier is read from: docs/design.md.
 """
 
 from __future__ import annotations
@@ -33,7 +19,8 @@ from typing import ParamSpec, TypeVar
 
 from lxml import etree
 
-from extractors.documents.ids import (
+from extractors.documents.sentences import split_sentences
+from mapping.ids import (
     Identifiers,
     document_ids,
     identifier_key,
@@ -43,8 +30,7 @@ from extractors.documents.ids import (
     normalize_doi,
     other_id_keys,
 )
-from extractors.documents.sentences import split_sentences
-from extractors.records import BibEntry, Mention, Paragraph, ParsedDocument
+from mapping.records import BibEntry, Mention, Paragraph, ParsedDocument
 
 TEI_NS = "http://www.tei-c.org/ns/1.0"
 NS = {"t": TEI_NS}

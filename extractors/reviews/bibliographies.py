@@ -21,9 +21,9 @@ from collections.abc import Iterable
 from dataclasses import replace
 
 from extractors.documents.files import file_stem
-from extractors.records import Paper, ParsedDocument
 from extractors.reviews.mentions.classify import Bibliography
 from extractors.reviews.records import Submission
+from mapping.records import Paper, ParsedDocument
 from mapping.titles import normalize_title
 
 OWN_PAPER = "own_paper"

@@ -13,7 +13,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, fields
 
 from extractors import assembly
-from extractors.records import Paper
 from extractors.reviews.mentions import ALREADY_CITED, DISCUSSED, RECOMMENDED
 from extractors.reviews.records import Candidate, MentionRecord, Positive, Query, Review, ReviewSummary, Submission
 from extractors.schemas import (
@@ -24,6 +23,7 @@ from extractors.schemas import (
     REVIEWS_SCHEMA,
     SPLITS,
 )
+from mapping.records import Paper
 from mapping.titles import normalize_title
 
 
@@ -201,6 +201,7 @@ def build_stats(tallies: Mapping[str, int], options: Mapping) -> dict:
         "dead_letters": assembly.counts_under(tallies, "dead"),
         "reading": assembly.counts_under(tallies, "reading"),
         "already_cited": already_cited_stats(tallies),
+        "decided_by": assembly.counts_under(tallies, "decided_by"),
         "candidates": assembly.counts_under(tallies, "candidates"),
         "grobid": assembly.counts_starting(tallies, ("grobid_", "reviewer_references_")),
         "options": dict(options),
@@ -229,7 +230,7 @@ def citationr_warnings(stats: Mapping) -> list[str]:
     """What a reader of the run must know, the cause first: fewer than half of the recommended mentions resolving
     to a database paper (`resolution_warning`), then the submissions whose already cited papers could not be told
     apart."""
-    warnings = [line for line in (resolution_warning(stats),) if line]
+    warnings = [line for line in (resolution_warning(stats), decision_warning(stats)) if line]
     cited = stats.get("already_cited") or {}
     if cited.get("submissions_undecided"):
         warnings.append(
@@ -239,6 +240,32 @@ def citationr_warnings(stats: Mapping) -> list[str]:
             "already cite"
         )
     return warnings
+
+
+def decided_by_line(stats: Mapping) -> str:
+    """Who decided which mentions are recommended, for the card: the learned decision (`decision.py`) or the rules,
+    with the reviews each decided (stats.json's `decided_by`)."""
+    decided = stats.get("decided_by") or {}
+    if not decided:
+        return "Decided by: not recorded."
+    parts = []
+    for who, n in sorted(decided.items()):
+        what = "the learned decision (all-MiniLM-L6-v2 + a fitted head)" if who == "model" else "the rules"
+        parts.append(f"{what} for {n:,} reviews")
+    return "Decided by (`decided_by`): " + ", ".join(parts) + "."
+
+
+def decision_warning(stats: Mapping) -> str | None:
+    """One line when the learned decision was asked for (`mentions.decision` = model) and the rules decided some
+    reviews instead (the encoder's package absent where they were mined)."""
+    asked = ((stats.get("options") or {}).get("mentions") or {}).get("decision")
+    ruled = (stats.get("decided_by") or {}).get("rules", 0)
+    if asked != "model" or not ruled:
+        return None
+    return (
+        f"the learned decision was asked for, but the rules decided {ruled:,} reviews: its encoder's package is not "
+        "installed where they were mined (pip install 'citrec[models]'; --decision rules says so on purpose)"
+    )
 
 
 def resolution_warning(stats: Mapping) -> str | None:
@@ -348,6 +375,8 @@ def dataset_card(stats: Mapping) -> str:
             "",
             "Shares depend on how the reviews were sampled; a sample drawn for citation cues does not estimate a",
             "venue's population share.",
+            "",
+            decided_by_line(stats),
             "",
             *(
                 [f"Splits with no queries have no files and are not in the header's configs: {', '.join(empty)}.", ""]

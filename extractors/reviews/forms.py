@@ -70,9 +70,9 @@ from dataclasses import dataclass, replace
 
 from extractors.documents.fields import as_identifier, as_mapping, as_text, as_texts, decode_json, wrong_type
 from extractors.documents.tei import PARSER_ERRORS, DocumentError
-from extractors.records import CounterFn, DeadLetter, no_count
 from extractors.reviews.mentions.cleaning import clean_review_text
 from extractors.reviews.records import Review, Submission
+from mapping.records import CounterFn, DeadLetter, no_count
 
 
 def normalize_field_name(name: str) -> str:

@@ -1,9 +1,9 @@
 """The peer-review data model: submissions, reviews, the papers a review mentions, and the CitationR records.
 
 Small frozen dataclasses; no Beam, no parsing. The tables they become are in `extractors.schemas`; the
-document side (parsed papers, their citation markers, contexts) is `extractors.records`.
+document side (parsed papers, their citation markers, contexts) is `mapping.records`.
 
-Two kinds of "mention" live here, and neither is `extractors.records.Mention` (a citation marker such as
+Two kinds of "mention" live here, and neither is `mapping.records.Mention` (a citation marker such as
 "[3]" in a parsed paper's paragraph):
 - `PaperMention`: one paper that a review's text names, as the rules in `extractors.reviews.mentions` find
   and classify it;
@@ -61,7 +61,7 @@ class Review:
 class PaperMention:
     """One paper a review's text names: where (offsets into the cleaned review text), what the rules extracted,
     and the decision (`kind`) with the rule that made it (`reason`). Not a citation marker of a parsed paper
-    (`extractors.records.Mention`); placed in its review and resolved, it becomes a `MentionRecord`."""
+    (`mapping.records.Mention`); placed in its review and resolved, it becomes a `MentionRecord`."""
 
     start: int
     end: int

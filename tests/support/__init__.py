@@ -1,8 +1,7 @@
-"""What the tests share, in one place: no test imports another test, and nothing here is imported by `bench/` or
-by the product. What tests and benchmarks both need is library code: the gold sets and their scoring
-(`mapping.gold`, `extractors.reviews.labels`), the GROBID replay server (`extractors.clients.grobid_replay`)
-and `extractors.shared_data`.
+"""What the tests share, in one place: no test imports another test or `bench/`, and nothing outside `tests/`
+imports this package.
 
+- `grobid_replay`: a loopback server speaking GROBID's API that replays real TEI, with injected faults;
 - `paths`: the repository, the bundled example corpus, the real documents (`../shared/data`);
 - `counters`: a counter callback and the dict it fills, for asserting on drop reasons;
 - `documents`: hand-made paragraphs and documents, and a small GROBID TEI;
@@ -11,6 +10,11 @@ and `extractors.shared_data`.
 - `example_corpus`: what `examples/corpus/expected.json` says a run on the example corpus writes;
 - `matching`: the in-memory matcher's answers, and the Beam join checked against them;
 - `tiny_bert`: a tiny BERT and word-piece vocabulary trained on the spot, for the trainer tests;
-- `contexts_reference`: the context cutter as it was before it was made linear, the reference the new one must equal;
+- `contexts_reference`: the context cutter by its definition, one marker at a time, that the linear one must equal;
+- `results`: a trainer's results file read as recall curves;
+- `review_notes`: review files written by a test, and the S2ORC records they cite;
+- `labelled_reviews`: the lab's label files read as plain data;
+- `real_bibliography`: the real bib entries as references and as a paper database, for the join checks;
+- `imports`: every import of the tree, read with ast, and the house rules they keep;
 - `tei_markers`: real TEI given markers in their headings and inside their markers, their text unchanged.
 """

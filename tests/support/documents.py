@@ -7,7 +7,7 @@ import datetime as dt
 from collections.abc import Sequence
 
 from extractors.documents.sentences import split_sentences
-from extractors.records import BibEntry, Mention, Paragraph, ParsedDocument
+from mapping.records import BibEntry, Mention, Paragraph, ParsedDocument
 
 CITING = "2001.00001"
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from collections import Counter
 
-from extractors.records import BibEntry, Paper, Resolution
-from mapping.matcher import InMemoryMatcher, MatchConfig
+from mapping.in_memory import InMemoryMatcher
+from mapping.matcher import MatchConfig
+from mapping.records import BibEntry, Paper, Resolution
 
 # One database paper per identifier kind that only `other_ids` carries, titled after it.
 PAPER_PER_KIND = (

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
-
-from extractors.shared_data import shared_data_dir
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "examples" / "corpus"
 
 
 def real_documents_dir() -> Path | None:
-    """`../shared/data` (or `$CITREC_SHARED_DATA`) when it holds the real documents, else None."""
-    path = shared_data_dir()
+    """`$CITREC_SHARED_DATA`, else `../shared/data` beside the repository, when it holds the real documents."""
+    configured = os.environ.get("CITREC_SHARED_DATA")
+    path = Path(configured) if configured else REPO.parent / "shared" / "data"
     return path if (path / "MANIFEST.md").is_file() else None

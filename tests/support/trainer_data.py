@@ -1,9 +1,12 @@
-"""Small in-memory datasets for the trainer tests: papers on distinct topics and contexts that name the topic of
-the paper they cite, so that a few training steps can learn something and nothing needs Beam."""
+"""Small datasets for the trainer tests: papers on distinct topics and contexts that name the topic of the paper
+they cite, so that a few training steps can learn something and nothing needs Beam; a dataset written in the
+published JSON layout."""
 
 from __future__ import annotations
 
 import datetime as dt
+import json
+from pathlib import Path
 
 from trainers.data import CitationDataset, ContextQuery, PaperText
 
@@ -52,8 +55,6 @@ def reranker_example(out, *flags: str):
     """The bundled example as a dataset under `out/data` (arsyta with `--pool cited` and `flags`), every candidate
     but the citing paper as each query's prefetched list (`out/prefetched`, in table order), and a tiny BERT on
     its texts (`out/tiny-bert`): what a reranker test trains on. Returns `out`."""
-    import json
-
     from pipelines.arsyta import run
     from trainers.data import load_dataset
     from trainers.tiny_model import build_tiny_bert, dataset_texts
@@ -68,3 +69,12 @@ def reranker_example(out, *flags: str):
         (prefetched / f"prefetched_{split}.json").write_text(json.dumps(lists))
     build_tiny_bert(out / "tiny-bert", dataset_texts(data), vocab_size=600)
     return out
+
+
+def write_json_layout(directory: Path, papers: dict, contexts: dict, splits: dict[str, list[dict]]) -> Path:
+    """A dataset in the published JSON layout (HAtten's and SymTax's) under `directory`: `papers.json`,
+    `contexts.json` and, per split name, `<name>.json`, a list of `{"context_id", "positive_ids"}`."""
+    directory.mkdir(parents=True, exist_ok=True)
+    for name, value in {"papers": papers, "contexts": contexts, **splits}.items():
+        (directory / f"{name}.json").write_text(json.dumps(value))
+    return directory

@@ -21,6 +21,9 @@ class MentionConfig:
     # the model file's text, read where the pipeline is built, so that workers that cannot see `name_model`'s path
     # (Dataflow, Flink, Spark) decide with the same weights; "" reads `name_model` itself
     name_model_weights: str = field(default="", repr=False)
+    # who decides which mentions are recommended: "rules", or "model" (the learned decision, `decision.py`; the rules
+    # decide where the encoder's package is absent)
+    decision: str = "rules"
 
     def as_metadata(self) -> dict[str, object]:
         data = asdict(self)

@@ -6,10 +6,10 @@ import hashlib
 from collections.abc import Sequence
 from dataclasses import replace
 
-from extractors.records import CounterFn, no_count
 from extractors.reviews.mentions.classify import NO_BIBLIOGRAPHY, Bibliography, classify_mention
 from extractors.reviews.mentions.config import DEFAULT_CONFIG, MentionConfig
 from extractors.reviews.mentions.context import context_for
+from extractors.reviews.mentions.decision import MODEL, RULES, decide_review, decision_status
 from extractors.reviews.mentions.learned import add_free_names, decide_names, load_model
 from extractors.reviews.mentions.markers import add_markers
 from extractors.reviews.mentions.names import add_names
@@ -19,6 +19,7 @@ from extractors.reviews.mentions.references import reference_mentions
 from extractors.reviews.mentions.shapes import ReviewText
 from extractors.reviews.mentions.spotting import DatabaseTitleSpotter, merge_spotted
 from extractors.reviews.records import PaperMention
+from mapping.records import CounterFn, no_count
 
 
 def find_mentions(
@@ -59,11 +60,19 @@ def extract_review_mentions(
     spotter: DatabaseTitleSpotter | None = None,
 ) -> list[PaperMention]:
     """Find and classify every paper mention of one (cleaned) review text (with a `spotter`, the database's titles
-    in it too; with `config.name_model`, the names found anywhere and decided by the learned model, `learned.py`)."""
+    in it too). Who decides which are recommended (`count`s `decided_by:model|rules` once per review): with
+    `config.decision` "model", the learned decision over the rules' mentions and the free names (`decision.py`),
+    or the rules where its encoder cannot run (`decision_status`); else the rules, and with `config.name_model`
+    the names found anywhere decided by the learned name model (`learned.py`)."""
     found = [classify_mention(m, bibliography, config) for m in find_mentions(text, sections, config, count, spotter)]
-    if config.name_model:
+    decided_by = RULES
+    if config.decision == MODEL and not decision_status():
+        found = decide_review(add_free_names(text, sections, found, config, bibliography))
+        decided_by = MODEL
+    elif config.name_model:
         model = load_model(config.name_model, config.name_model_weights)
         found = decide_names(text, add_free_names(text, sections, found, config, bibliography), model)
+    count(f"decided_by:{decided_by}", 1)
     for mention in found:
         count(f"mentions:{mention.source}", 1)
         count(f"mentions_kind:{mention.kind}", 1)

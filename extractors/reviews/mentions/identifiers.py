@@ -9,9 +9,9 @@ import re
 from collections.abc import Iterable
 from dataclasses import replace
 
-from extractors.documents.ids import normalize_arxiv_id, normalize_doi
 from extractors.reviews.mentions.shapes import mention_at, overlaps
 from extractors.reviews.records import IDENTIFIER_FIELDS, PaperMention
+from mapping.ids import normalize_arxiv_id, normalize_doi
 
 _ARXIV_REF = re.compile(
     r"(?:arxiv\.org/(?:abs|pdf|html)/|\barxiv\s*[:.]?\s*(?:abs/)?)"

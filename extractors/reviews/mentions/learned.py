@@ -11,11 +11,10 @@ by cue patterns. Here the *candidates* are wider and the *decision* is learned:
 - features (`name_features`): what the rules say of it (kind and reason), the rules' cue patterns before it, after it
   and in the sentence before, whether a lead introduces it, the review field, the words of its sentence and the four
   before and three after it, its shape, and how often the review names it;
-- the decision: a logistic regression over those features (`NameModel`, weights by feature), trained on the
-  labelled reviews by `bench/name_model.py` (which reports its cross-fitted figures against the rules); the one
-  trained on the nine labelled NeurIPS samples is `name_model.json` beside this module (`BUILTIN`). A model file
-  with `"sources"` decides those mention sources instead of the names (`ALL_SOURCES`: every mention; reason
-  `learned`), an experiment of `bench/name_model.py --sources all` that measured no better.
+- the decision: a logistic regression over those features (`NameModel`, weights by feature), fitted on labelled
+  reviews outside the library (the lab's `bench/name_model.py`, which reports its cross-fitted figures against the
+  rules); the one shipped is `name_model.json` beside this module (`BUILTIN`). A model file with `"sources"` decides
+  those mention sources instead of the names (reason `learned`; a model over every source measured no better).
 
 A candidate scored at or above the model's threshold is `recommended` (reason `learned_name`); below it, a name the
 rules found is `discussed` (`learned_name_below`) and a free candidate is dropped; a name the submission's
@@ -45,17 +44,6 @@ from extractors.reviews.records import ALREADY_CITED, DISCUSSED, RECOMMENDED, Pa
 BUILTIN = "builtin"  # `MentionConfig.name_model`: the model shipped beside this module
 MODEL_PATH = Path(__file__).with_name("name_model.json")
 LEARNED_SOURCES = (NAME_SOURCE, "named_work")  # the mentions the model decides
-ALL_SOURCES = (
-    NAME_SOURCE,
-    "named_work",
-    "reference_entry",
-    "quoted_title",
-    "prose_title",
-    "identifier",
-    "author_year",
-    "database_title",
-    "marker",
-)  # every mention source: what a model deciding every mention decides
 FREE_REASON = "free"  # a candidate found outside a work slot, before it is decided
 
 _STRICT_WORD = re.compile(r"(?<![A-Za-z0-9\-_/.@#])[A-Za-z][A-Za-z0-9]*(?:[-.+][A-Za-z0-9]+)*")
@@ -182,8 +170,8 @@ def name_features(text: str, mention: PaperMention, counts: Counter[str], summar
 @dataclass(frozen=True)
 class NameModel:
     """A logistic regression over `name_features` (feature -> weight), the threshold it decides at, and the mention
-    sources it decides (`LEARNED_SOURCES`, the names, unless the model says otherwise: `ALL_SOURCES` for a model
-    that decides every mention)."""
+    sources it decides (`LEARNED_SOURCES`, the names, unless the model file says otherwise). Its file is one JSON
+    object: `{"threshold": t, "weights": {feature: weight}}`, with `"sources": [...]` for other sources."""
 
     weights: dict[str, float]
     threshold: float
@@ -192,13 +180,6 @@ class NameModel:
     def probability(self, features: Iterable[str]) -> float:
         score = sum(self.weights.get(f, 0.0) for f in features)
         return 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, score))))
-
-    def to_json(self) -> str:
-        kept = {f: round(w, 4) for f, w in sorted(self.weights.items()) if abs(w) >= 1e-3}
-        data: dict[str, object] = {"threshold": self.threshold, "weights": kept}
-        if self.sources != LEARNED_SOURCES:
-            data["sources"] = list(self.sources)
-        return json.dumps(data, sort_keys=True, separators=(",", ":"))
 
     @classmethod
     def from_json(cls, text: str) -> NameModel:

@@ -14,7 +14,6 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from extractors.records import CounterFn
 from extractors.reviews.mentions.config import DEFAULT_CONFIG, MentionConfig
 from extractors.reviews.mentions.identifiers import URL, find_identifiers, with_identifiers
 from extractors.reviews.mentions.shapes import (
@@ -37,6 +36,7 @@ from extractors.reviews.mentions.shapes import (
     title_like,
 )
 from extractors.reviews.records import PaperMention
+from mapping.records import CounterFn
 from mapping.titles import normalize_title
 
 MARKER_START = re.compile(

@@ -26,13 +26,14 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from extractors.records import BibEntry
 from extractors.reviews.mentions.context import split_sentences
 from extractors.reviews.mentions.references import BULLET_START, MARKER_START, _normalize_marker
 from extractors.reviews.mentions.shapes import section_at
 from extractors.reviews.records import PaperMention
-from mapping.matcher import InMemoryMatcher, lcs_similarity
+from mapping.in_memory import InMemoryMatcher
+from mapping.matcher import lcs_similarity
 from mapping.raw_strings import best_span_similarity, parse_raw_reference
+from mapping.records import BibEntry
 from mapping.titles import normalize_title
 
 DATABASE_TITLE = "database_title"  # `PaperMention.source` of a mention only the database found
@@ -248,8 +249,8 @@ def _in_a_list(text: str, line_start: int) -> bool:
 
 
 def _entry(mention: PaperMention) -> BibEntry | None:
-    """What the matcher resolves a mention by, as `labels.mention_bib_entries` and the pipeline do; None when
-    the mention has nothing to resolve."""
+    """What the matcher resolves a mention by, as the pipeline (and the lab's scoring) do; None when the mention
+    has nothing to resolve."""
     raw = mention.text if mention.source == "reference_entry" else None
     if not (mention.title or mention.arxiv_id or mention.doi or raw):
         return None

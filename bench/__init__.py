@@ -1,0 +1,1 @@
+"""The lab: gold sets, evaluation harnesses and benchmarks. It imports the library; nothing imports it."""

@@ -1,0 +1,1 @@
+"""Gold sets built from the real documents, to score the matchers against."""
