@@ -57,19 +57,22 @@ class _ReadFileFn(TallyingFn):
     def process(self, task: ReadTask) -> Iterator:
         tally = self.tallies()
         account = InputTally(task.path, task.kind)
+        if self.documents:
+            tally("documents_in")
         try:
             data = read_document_bytes(task.path, self.config.max_document_bytes, task)
             outcomes = list(self.outcomes(data, task.path, tally))
         except TooLarge as err:
-            outcomes = [DeadLetter(task.path, "read", "too_large", str(err))]
+            outcomes = [self.unread(DeadLetter(task.path, "read", "too_large", str(err)), tally)]
         except UnicodeDecodeError as err:
-            outcomes = [DeadLetter(task.path, "read", "undecodable_bytes", f"not UTF-8 at byte {err.start}")]
+            letter = DeadLetter(task.path, "read", "undecodable_bytes", f"not UTF-8 at byte {err.start}")
+            outcomes = [self.unread(letter, tally)]
         except read_errors() as err:
-            outcomes = [read_failure(task.path, err)]
+            outcomes = [self.unread(read_failure(task.path, err), tally)]
         for outcome in outcomes:
             record = not isinstance(outcome, DeadLetter) or self.is_record(outcome, task.path)
             if record:
-                account = self.count(outcome, account, tally)
+                account = self.count(outcome, account)
             if isinstance(outcome, DeadLetter):
                 yield dead_letter_output(outcome, tally, documents=self.documents and record)
             else:
@@ -81,7 +84,14 @@ class _ReadFileFn(TallyingFn):
         """Whether a dead letter stands for a record of the file (the file, an entry), not for a part of one."""
         return True
 
-    def count(self, outcome, account: InputTally, tally) -> InputTally:
+    def unread(self, letter: DeadLetter, tally) -> DeadLetter:
+        """The dead letter of a file that could not be read, counted as one record of its kind."""
+        if not self.documents:
+            tally("metadata_records_in")
+            tally("metadata_records_dead_lettered")
+        return letter
+
+    def count(self, outcome, account: InputTally) -> InputTally:
         failed = isinstance(outcome, DeadLetter)
         return InputTally(
             account.path,
@@ -114,7 +124,6 @@ class ReadCitingPaperFn(_ReadFileFn):
     documents = True
 
     def outcomes(self, data: bytes, path: str, tally) -> Iterator:
-        tally("documents_in")
         yield from parse_citing_paper(data, path, tally)
 
     def is_record(self, letter: DeadLetter, path: str) -> bool:
