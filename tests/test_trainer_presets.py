@@ -7,6 +7,7 @@ encoder, ranked here with numpy."""
 
 from __future__ import annotations
 
+import argparse
 import importlib.util
 import json
 from pathlib import Path
@@ -85,6 +86,25 @@ def test_the_preset_picks_the_rate_by_what_is_trained_and_records_why(
     assert "warning:" not in capsys.readouterr().err  # a preset's own rate never warns
 
 
+# Each trainer's --learning_rate help, written out by hand: the rates of HAND_RATES and the warning bounds.
+HAND_HELP = {
+    "submodular": "AdamW learning rate (default: 2e-5, SBERT's, for a pretrained encoder; the tiny model of "
+    "trainers.tiny_model gets 1e-3 under --preset smoke; a warning when far outside 1e-7 to 5e-4 for a pretrained "
+    "encoder).",
+    "rerank": "AdamW learning rate (default: 1e-5 for a pretrained encoder; the tiny model of trainers.tiny_model "
+    "gets 1e-4 under --preset smoke; a warning when far outside 1e-7 to 5e-4 for a pretrained encoder).",
+}
+HAND_HELP["symtax_rerank"] = HAND_HELP["rerank"]
+
+
+@pytest.mark.parametrize("trainer", sorted(HAND_HELP))
+def test_the_learning_rate_help_states_the_rates_the_presets_pick(trainer):
+    module = {"submodular": submodular, "rerank": rerank, "symtax_rerank": symtax_rerank}[trainer]
+    (commands,) = [a for a in module.build_parser()._actions if isinstance(a, argparse._SubParsersAction)]
+    (action,) = [a for a in commands.choices["train"]._actions if "--learning_rate" in a.option_strings]
+    assert action.help == HAND_HELP[trainer]
+
+
 def test_rmcnet_building_its_tiny_model_gets_the_tiny_rate(pretrained):
     args = train_args("rmcnet", pretrained, "--preset", "smoke", "--build_tiny_model", "runs/tiny")
     assert args.lr == pytest.approx(1e-3) and "tiny random model" in args.learning_rate_choice
@@ -141,6 +161,7 @@ def test_the_warning_bounds_by_hand(rate, warns):
     assert runtime.choose_learning_rate(rate, rates, "smoke", pretrained=False).warning is None
 
 
+@pytest.mark.train
 def test_a_model_built_by_tiny_model_and_one_trained_from_it_are_tiny(tmp_path, pretrained):
     """The mark is in config.json, so it survives `save_pretrained` of a model fine-tuned from the tiny one."""
     from transformers import AutoModel
@@ -209,7 +230,7 @@ def zero_shot_mrr(model_dir: Path, dataset_dir: Path, split: str) -> tuple[float
     return float(np.mean(reciprocal)), len(queries)
 
 
-@pytest.mark.e2e
+@pytest.mark.train
 def test_the_smoke_preset_fine_tunes_the_real_minilm_without_wrecking_it(tmp_path, capsys):
     """The smoke preset (20 steps per objective here) fine-tunes MiniLM without ranking worse than the untrained
     encoder does, whose MRR over the whole ranking is computed here; evaluate ranks every paper too."""

@@ -5,6 +5,7 @@ CitationR example from `pipelines.citationr`, a tiny local BERT."""
 
 from __future__ import annotations
 
+import argparse
 import ast
 import datetime as dt
 import json
@@ -22,6 +23,7 @@ from tests.support.trainer_data import reranker_example  # noqa: E402
 from trainers.checkpoints import (  # noqa: E402
     Checkpointer,
     UnsafeCheckpointError,
+    add_checkpoint_flags,
     capture_rng,
     load_checkpoint,
     restore_rng,
@@ -46,6 +48,19 @@ def test_a_checkpoint_is_due_by_count_by_time_and_after_a_stop_request(tmp_path)
     never_by_count = Checkpointer(tmp_path / "x.pt", every=0, minutes=0)  # 0 minutes: always overdue
     assert never_by_count.due(7)
     assert not Checkpointer(tmp_path / "y.pt", every=0, minutes=60).due(7)
+
+
+def test_the_checkpoint_flags_set_the_checkpointer_and_a_namespace_without_them_gets_the_defaults(tmp_path):
+    parser = argparse.ArgumentParser()
+    add_checkpoint_flags(parser, every=50)
+    args = parser.parse_args(["--checkpoint_every", "7", "--checkpoint_minutes", "2.5", "--no_resume"])
+    checkpoints = Checkpointer.from_flags(args, tmp_path / "last.pt", types=(dt.date,))
+    assert (checkpoints.path, checkpoints.every, checkpoints.minutes) == (tmp_path / "last.pt", 7, 2.5)
+    assert (checkpoints.resume, checkpoints.types) == (False, (dt.date,))
+    flag_defaults = Checkpointer.from_flags(parser.parse_args([]), tmp_path / "last.pt")
+    assert (flag_defaults.every, flag_defaults.minutes, flag_defaults.resume) == (50, 10.0, True)
+    bare = Checkpointer.from_flags(argparse.Namespace(), tmp_path / "last.pt")  # a trainer called from Python
+    assert (bare.every, bare.minutes, bare.resume, bare.types) == (1000, 10.0, True, ())
 
 
 def test_a_directory_checkpoint_is_swapped_whole_and_found_after_a_cut_swap(tmp_path):
@@ -220,7 +235,7 @@ def example(tmp_path_factory):
     return reranker_example(tmp_path_factory.mktemp("resume"))
 
 
-@pytest.mark.e2e
+@pytest.mark.train
 @pytest.mark.parametrize("module", ["rerank", "symtax_rerank"])
 def test_a_reranker_stopped_and_resumed_ends_as_an_uninterrupted_one(example, monkeypatch, module):
     import importlib
@@ -265,7 +280,7 @@ def without_seconds(history: list[dict]) -> list[dict]:
     return [{k: v for k, v in record.items() if k != "seconds"} for record in history]
 
 
-@pytest.mark.e2e
+@pytest.mark.train
 @pytest.mark.parametrize("call", [10, 17])  # the Siamese phase's second epoch; the triplet phase's second epoch
 def test_sbert_fine_tuning_stopped_and_resumed_ends_as_an_uninterrupted_one(example, monkeypatch, call):
     from trainers import submodular
@@ -287,7 +302,7 @@ def test_sbert_fine_tuning_stopped_and_resumed_ends_as_an_uninterrupted_one(exam
     state_dicts_equal(safetensors(whole), safetensors(cut))
 
 
-@pytest.mark.e2e
+@pytest.mark.train
 @pytest.mark.parametrize("call", [20, 83])  # NNSelect's second epoch (NN negatives in use); NNRank's second epoch
 def test_citeomatic_stopped_and_resumed_ends_as_an_uninterrupted_one(example, monkeypatch, call):
     from trainers import citeomatic

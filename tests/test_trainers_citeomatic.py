@@ -191,7 +191,7 @@ def test_training_examples_take_hard_negatives_from_training_citations():
     corpus = Corpus(dataset, Vocabulary(["alpha", "beta"]), config)
     queries = {q.citing_id: q for q in global_queries(dataset, "train")}
     assert queries["x"].cited_ids == ("a", "late")  # q is not in the pool
-    sampler = citeomatic.TripletSampler(corpus, [queries["x"]], config, seed=0)
+    sampler = citeomatic.ExampleGenerator(corpus, [queries["x"]], config, seed=0)
     papers, labels = sampler.examples(queries["x"], np.arange(len(corpus.pool)))
     # late (2022) is after x (2021): not a positive; b, which a cites in training, is the hard negative
     assert papers[:2] == ["a", "b"] and "late" not in papers and "x" not in papers and "c" not in papers[:2]
@@ -252,14 +252,14 @@ def smoke_authors(example_data, tmp_path_factory):
     return smoke_run(example_data, tmp_path_factory.mktemp("citeomatic-authors"), "--use_authors")
 
 
-@pytest.mark.e2e
+@pytest.mark.train
 def test_smoke_run_writes_results_whose_recall_never_falls_as_k_grows(smoke):
     check_smoke_results(*smoke)
     assert not (smoke[1] / "authors.txt").exists()
     assert json.loads((smoke[1] / "results_test.json").read_text())["options"]["use_authors"] is False
 
 
-@pytest.mark.e2e
+@pytest.mark.train
 def test_smoke_run_with_authors_writes_results_whose_recall_never_falls_as_k_grows(smoke_authors):
     data, runs, _, _ = smoke_authors
     check_smoke_results(*smoke_authors)

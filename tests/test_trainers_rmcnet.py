@@ -11,7 +11,8 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from trainers.rmcnet import evaluate_rankings, load_citationr, main  # noqa: E402
+from trainers.citationr_data import load_citationr  # noqa: E402
+from trainers.rmcnet import evaluate_rankings, main  # noqa: E402
 from trainers.rmcnet_model import irrelevance_triplet_loss, reference_attention  # noqa: E402
 
 
@@ -73,6 +74,7 @@ def test_both_layouts_read_the_same_queries(example):
     assert set(parquet.pool) < set(rmc.pool)
 
 
+@pytest.mark.train
 def test_smoke_run_writes_results(example, tmp_path, monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     out = tmp_path / "run"
@@ -102,6 +104,7 @@ def tiny_model(example, tmp_path_factory):
     )
 
 
+@pytest.mark.train
 def test_the_tiny_model_reads_a_citationr_dataset(example, tiny_model):
     from trainers.tiny_model import dataset_texts
 
@@ -123,6 +126,7 @@ def test_the_tiny_model_reads_a_citationr_dataset(example, tiny_model):
         build(["--dataset", str(example / "reviews"), "--output", str(example / "nowhere")])
 
 
+@pytest.mark.train
 def test_rmcnet_stopped_and_resumed_ends_as_an_uninterrupted_run(example, tiny_model, tmp_path, monkeypatch):
     from trainers.checkpoints import Checkpointer
 

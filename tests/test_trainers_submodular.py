@@ -9,10 +9,11 @@ import itertools
 import json
 import math
 import random
-import re
 
 import numpy as np
 import pytest
+
+from tests.support.results import recall_curves
 
 torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
@@ -213,16 +214,7 @@ def smoke_run(tmp_path_factory):
     return dataset, runs, summary, results
 
 
-def recall_curves(results: dict) -> dict[str, list[tuple[int, float]]]:
-    curves: dict[str, list[tuple[int, float]]] = {}
-    for key, value in results.items():
-        match = re.fullmatch(r"recall@(\d+)(.*)", key)
-        if match:
-            curves.setdefault(match.group(2), []).append((int(match.group(1)), value))
-    return {suffix: sorted(points) for suffix, points in curves.items()}
-
-
-@pytest.mark.e2e
+@pytest.mark.train
 def test_smoke_run_writes_results_whose_recall_never_falls_as_k_grows(smoke_run):
     dataset_dir, runs, summary, results = smoke_run
     history = summary["history"]
@@ -246,7 +238,7 @@ def test_smoke_run_writes_results_whose_recall_never_falls_as_k_grows(smoke_run)
         assert results[split]["recall@10_submodular"] == written["recall@10_submodular"]
 
 
-@pytest.mark.e2e
+@pytest.mark.train
 def test_selections_respect_the_citing_paper_and_date_exclusions(smoke_run):
     dataset_dir, runs, _, _ = smoke_run
     dataset = load_dataset(dataset_dir)
@@ -267,7 +259,7 @@ def test_selections_respect_the_citing_paper_and_date_exclusions(smoke_run):
         assert all((dataset.papers[p].date or dt.date.min) <= query.citing_date for p in ranking)
 
 
-@pytest.mark.e2e
+@pytest.mark.train
 def test_a_missing_model_stops_with_one_line(smoke_run, tmp_path):
     dataset_dir = smoke_run[0]
     with pytest.raises(SystemExit, match=r"^error: .*no such directory"):
@@ -300,7 +292,7 @@ def test_the_pooling_a_model_was_saved_with_is_read_back(tmp_path):
     assert submodular.model_pooling(tmp_path) == "mean"  # ours wins: what the fine-tuning used
 
 
-@pytest.mark.e2e
+@pytest.mark.train
 def test_cls_pooling_trains_and_is_what_evaluate_uses(smoke_run, tmp_path):
     dataset_dir, runs, _, _ = smoke_run
     data = ["--dataset", str(dataset_dir)]

@@ -10,6 +10,7 @@ import pytest
 
 pytest.importorskip("torch")
 
+from tests.support.trainer_data import write_json_layout  # noqa: E402
 from trainers import symtax  # noqa: E402
 from trainers.data import CitationDataset, ContextQuery, PaperText  # noqa: E402
 
@@ -88,19 +89,18 @@ def test_enriched_lists_and_recall_with_and_without_the_leak():
 
 
 def test_the_command_writes_lists_for_the_reranker_and_refuses_a_missing_prefetch(tmp_path):
-    data = tmp_path / "data"
-    data.mkdir()
     papers = {"p1": {"title": "one", "abstract": "a"}, "p2": {"title": "two", "abstract": "b"}}
     papers.update({"p3": {"title": "three", "abstract": "c"}, "c1": {"title": "citing", "abstract": "d"}})
     contexts = {
         "p1_p2_0": {"masked_text": "x TARGETCIT y", "context_id": "p1_p2_0", "citing_id": "p1", "refid": "p2"},
         "c1_p3_0": {"masked_text": "x TARGETCIT y", "context_id": "c1_p3_0", "citing_id": "c1", "refid": "p3"},
     }
-    (data / "papers.json").write_text(json.dumps(papers))
-    (data / "contexts.json").write_text(json.dumps(contexts))
-    (data / "train.json").write_text(json.dumps([{"context_id": "p1_p2_0", "positive_ids": ["p2"]}]))
-    (data / "val.json").write_text("[]")
-    (data / "test.json").write_text(json.dumps([{"context_id": "c1_p3_0", "positive_ids": ["p3"]}]))
+    splits = {
+        "train": [{"context_id": "p1_p2_0", "positive_ids": ["p2"]}],
+        "val": [],
+        "test": [{"context_id": "c1_p3_0", "positive_ids": ["p3"]}],
+    }
+    data = write_json_layout(tmp_path / "data", papers, contexts, splits)
     prefetched = tmp_path / "prefetched"
     with pytest.raises(SystemExit, match="prefetched_test.json is missing"):
         symtax.main(["enrich", "--dataset", str(data), "--prefetched", str(prefetched), "--output", str(tmp_path)])

@@ -131,7 +131,7 @@ def example(tmp_path_factory):
     return reranker_example(tmp_path_factory.mktemp("symtax-rerank"), "--export_json")
 
 
-@pytest.mark.e2e
+@pytest.mark.train
 def test_categories_load_from_parquet_and_from_papers_cat_json(example):
     from trainers.symtax_rerank import load_taxonomy_fields
 
@@ -144,7 +144,7 @@ def test_categories_load_from_parquet_and_from_papers_cat_json(example):
     assert fields.category == {"a": "eess.SY", "b": None}  # aliases canonical, as the graph names them
 
 
-@pytest.mark.e2e
+@pytest.mark.train
 def test_smoke_run_writes_results_whose_recall_never_falls(example):
     from trainers import symtax_rerank
 

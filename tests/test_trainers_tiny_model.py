@@ -23,6 +23,7 @@ def test_the_vocabulary_is_characters_then_the_most_frequent_words():
     assert wordpiece_vocabulary(TEXTS, vocab_size=100)[-3:] == ["alpha", "beta", "gamma"]  # "," is a character
 
 
+@pytest.mark.train
 def test_two_processes_build_the_same_model_and_no_word_is_unknown(tmp_path):
     script = (
         "import sys; from pathlib import Path; from trainers.tiny_model import build_tiny_bert; "

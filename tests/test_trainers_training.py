@@ -43,6 +43,7 @@ def log_lines(directory):
     return [json.loads(line) for line in (directory / "train_log.jsonl").read_text().splitlines()]
 
 
+@pytest.mark.train
 def test_every_refresh_mines_every_training_query(tmp_path):
     dataset = topical_dataset()
     summary, _ = train(tmp_path, dataset)
@@ -57,11 +58,13 @@ def test_every_refresh_mines_every_training_query(tmp_path):
     assert not mined_path(tmp_path, 3).exists()
 
 
+@pytest.mark.train
 def test_a_mining_sample_is_what_the_next_interval_trains_on(tmp_path):
     summary, _ = train(tmp_path, mining_queries=5)
     assert [r["mined_queries"] for r in summary["history"]] == [5, 5, 0]
 
 
+@pytest.mark.train
 def test_a_run_resumed_from_a_periodic_checkpoint_ends_where_an_uninterrupted_one_does(tmp_path, monkeypatch):
     _, uninterrupted = train(tmp_path / "whole")
     calls = {"n": 0}
@@ -86,6 +89,7 @@ def test_a_run_resumed_from_a_periodic_checkpoint_ends_where_an_uninterrupted_on
         assert torch.allclose(model.state_dict()[name], value, atol=1e-6), name
 
 
+@pytest.mark.train
 def test_untrained_weights_are_announced(tmp_path):
     train(tmp_path / "zero", max_iterations=0)
     with pytest.warns(UntrainedCheckpointWarning, match="untrained"):

@@ -2,26 +2,9 @@
 `--checkpoint_every` steps or `--checkpoint_minutes`, whichever comes first, and at a Ctrl-C; running the same
 command again resumes from it (`--no_resume` starts afresh).
 
-A trainer's loop does, after each finished step,
-
-    with Checkpointer(output / "last.pt", every=..., minutes=...) as checkpoints:
-        state = checkpoints.load()                    # None: a fresh run
-        ...
-        for step in ...:
-            ...                                       # one optimizer step
-            if checkpoints.step_done(step, save):     # saves when due; True after a Ctrl-C: stop here
-                return
-
-and `save` gathers everything the next step depends on (weights, optimizer, scaler, scheduler, the position in
-the data, `capture_rng` of every generator) and hands it to `checkpoints.write`. A state is written at a step
-boundary only, so a run resumed from it takes the steps an uninterrupted one takes, with the same random draws,
-and ends with the same weights (each trainer's resume test checks this).
-
-Every checkpoint and saved model file is read by `load_checkpoint`: `torch.load(weights_only=True)`, which rebuilds
-tensors, numbers, text, lists, tuples and dicts, plus numpy arrays (`capture_rng` saves numpy's generator state as
-one) and the record types a trainer names (`Checkpointer(types=...)`: the queries a sampler keeps in its state),
-and refuses anything else without running it. A file from a shared directory cannot make the trainer run code;
-one that holds anything else raises `UnsafeCheckpointError`.
+A loop calls `Checkpointer.step_done(step, save)` after each step; `save` hands everything the next step depends
+on to `write`, so a resumed run ends with the same weights. `load_checkpoint` reads every file with
+`torch.load(weights_only=True)` plus named record types, refusing anything else.
 """
 
 from __future__ import annotations
@@ -160,6 +143,18 @@ class Checkpointer:
         self.types = tuple(types)
         self.stop = StopRequest()
         self._last_write = time.monotonic()
+
+    @classmethod
+    def from_flags(cls, args: argparse.Namespace, path: Path, types: Iterable[type] = ()) -> Checkpointer:
+        """The checkpointer the flags of `add_checkpoint_flags` ask for, writing `path`; flags a namespace lacks
+        take the defaults above (a trainer called from Python with a hand-made namespace)."""
+        return cls(
+            path,
+            getattr(args, "checkpoint_every", 1000),
+            getattr(args, "checkpoint_minutes", 10.0),
+            resume=not getattr(args, "no_resume", False),
+            types=types,
+        )
 
     def __enter__(self) -> Checkpointer:
         self.stop.__enter__()

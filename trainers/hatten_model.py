@@ -1,15 +1,10 @@
 """The hierarchical-attention text encoder (HAtten) of Gu et al. (ECIR 2022), as their released code builds it
 (`src/prefetch/model.py` of nianlonggu/Local-Citation-Recommendation).
 
-A paragraph encoder turns each paragraph into a vector: fixed word vectors (GloVe when given; a frozen buffer in
-their code) plus sinusoidal word positions, one post-norm transformer encoder layer, and multi-head pooling
-(Eq. 2 of the paper). A document encoder adds sinusoidal paragraph positions and a learned paragraph-type
-embedding (title 0, abstract 1, body 2, local context 3), runs one transformer layer over the paragraphs and pools
-them the same way. Queries (citing title, abstract, local context) and papers (title, abstract) share it.
-
-Two ways in, with the same result: `forward` takes the padded (documents x paragraphs x words) layout; the
-packed path (`encode_paragraphs` on one paragraph per row, then `combine`) is what embedding and training use,
-because a title padded to the longest abstract in its batch is mostly padding.
+A paragraph encoder (word vectors, positions, one transformer layer, multi-head pooling) feeds a document encoder
+over the paragraphs (title, abstract, body, local context). `forward` takes the padded layout; the packed path
+(`encode_paragraphs`, then `combine`) gives the same result without padding a title to its batch's longest
+abstract, and is what embedding and training use.
 """
 
 from __future__ import annotations
@@ -58,8 +53,25 @@ class HAttenConfig:
         False, "Train the word vectors (the paper keeps them fixed; their code holds them in a buffer)."
     )
 
+    def __post_init__(self) -> None:
+        if self.num_heads < 1 or self.embed_dim % self.num_heads:
+            raise ValueError(
+                f"embed_dim {self.embed_dim} is not divisible by num_heads {self.num_heads}: choose heads that divide "
+                f"it ({', '.join(map(str, divisors(self.embed_dim)))})"
+            )
+
     def to_dict(self) -> dict:
         return asdict(self)
+
+
+def divisors(number: int) -> list[int]:
+    return [d for d in range(1, number + 1) if number % d == 0]
+
+
+def heads_for_dimension(embed_dim: int, wanted: int) -> int:
+    """The most attention heads, at most `wanted`, that divide `embed_dim`: a word-vector file sets the dimension
+    (50, 100, 300) and a preset the heads (8), and torch needs the one to divide the other (50 -> 5, 300 -> 6)."""
+    return max(d for d in divisors(embed_dim) if d <= max(1, wanted))
 
 
 def sinusoidal_positions(length: int, dim: int) -> torch.Tensor:

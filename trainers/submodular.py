@@ -1,46 +1,11 @@
-"""Kieu et al. (ICPR 2020), "Learning Neural Textual Representations for Citation Recommendation": an SBERT encoder
-fine-tuned on the citation graph (Siamese and triplet objectives), then K papers chosen from its top candidates by
-greedy maximisation of a monotone submodular function of relevance, coverage and diversity.
+"""Kieu et al. (ICPR 2020), "Learning Neural Textual Representations for Citation Recommendation": SBERT fine-tuned
+on the citation graph (Siamese, then triplet), then K papers picked from its top candidates by greedy maximisation
+of a monotone submodular function of relevance, coverage and diversity.
 
     python -m trainers.submodular train    --dataset out/ --output runs/sbert   # --model: all-MiniLM-L6-v2
     python -m trainers.submodular evaluate --dataset out/ --checkpoint runs/sbert --split test
-    python -m trainers.submodular train    --dataset out/ --output runs/sbert --model runs/tiny-bert --preset smoke
 
-Encoder: a BERT's last hidden states mean-pooled over the attention mask (SBERT's default pooling; `--pooling cls`
-takes the [CLS] state, SPECTER's paper vector; the default is what the model was saved with); papers are read
-as title + abstract, queries as the local context followed by the citing paper's title and abstract (`--query_text`).
-The citation markers are single special tokens (`rerank_model.add_marker_tokens`).
-
-Training (`--objective siamese|triplet|both`, both: the Siamese phase, then the triplet phase):
-- Siamese: cosine(query, paper) regressed (MSE, SBERT's CosineSimilarityLoss) to theta^(dis - 1), dis the shortest
-  path between the citing paper and the paper in the undirected citation graph of the TRAINING contexts only
-  (`citation_graph`), for dis = 1..--max_distance (3). Per training query: its cited papers (dis 1), one paper drawn
-  at each distance 2..max_distance, and --siamese_negatives papers farther than max_distance (or unconnected) with
-  target 0.
-- Triplet: anchor the query, positive one of its cited papers, negative any other paper but the citing one,
-  drawn at random or among the --hard_pool nearest by the current model (`--negatives nearest`, mined at
-  the start of each epoch); loss max(0, |a - p| - |a - n| + margin), Euclidean, margin 1 (SBERT's TripletLoss).
-
-Selection (`SubmodularObjective`, `greedy_select`): the top --candidates papers V by cosine (the citing paper and
-papers published after it excluded exactly as HAtten's prefetch: `prefetch.PaperIndex`), similarities mapped to
-[0, 1] by s = (1 + cos) / 2, and S maximises
-
-    f(S) = w_r * sum_{j in S} r_j                                        relevance, r_j = s(query, j)
-         + w_c * (1/|V|) * sum_{i in V} min(sum_{j in S} s_ij, alpha * sum_{j in V} s_ij)      coverage (Lin & Bilmes)
-         + w_d * sum_k sqrt(sum_{j in S, j in P_k} r_j)                  diversity over k-means clusters P_k of V
-
-greedily (the (1 - 1/e) guarantee of Nemhauser et al. holds: every term is monotone submodular for s >= 0).
-
-Where the paper's text could not be read here (only its abstract was reachable), the standard forms were chosen:
-the coverage and diversity terms are Lin & Bilmes (2011)'s L1 and R1 with the query-focused singleton reward; the
-weights (w_r, w_c, w_d) = (1, 1, 1), alpha 0.1 and the number of clusters (10) are ours; theta's default 0.4 is the
-value a third-party reimplementation of the authors' later work states the paper tuned, not checked against the
-paper; the undirected distance, the pairs drawn per query and random negatives at target 0 are ours.
-
-`evaluate` writes `results_<split>.json` next to the checkpoint: for the plain ranking of the top candidates MRR,
-Recall@K, NDCG@10, P@K / F1@K (both F1s of `metrics.set_metrics`) and MAP; for the submodular selection (greedy
-order, `_submodular` keys) MRR within the K chosen, P@K, R@K, F1@K and MAP, beside the plain ranking cut at the
-same K (`mrr@K`, `map@K`); the dataset's version (its manifest.json) and the options used.
+Objectives, function, metrics and choices made where the paper was unread: docs/trainers.md.
 """
 
 from __future__ import annotations
@@ -61,12 +26,15 @@ from trainers.checkpoints import Checkpointer, add_checkpoint_flags, capture_rng
 from trainers.data import SPLITS, CitationDataset, ContextQuery, citing_paper, load_dataset
 from trainers.metrics import ranking_metrics, recall_ks_up_to, set_metrics
 from trainers.prefetch import PaperIndex
+from trainers.pretrained import resolve_encoder
 from trainers.rerank_model import add_model_flag, load_encoder, paper_text, run_bert_command
 from trainers.runtime import (
     PresetRates,
     add_common_flags,
+    add_learning_rate_flag,
     add_preset_flag,
     autocast,
+    command_parser,
     dataset_versions,
     grad_scaler,
     parse_with_preset,
@@ -258,7 +226,9 @@ def pool(encoder, batch: dict[str, torch.Tensor], pooling: str = "mean") -> torc
 
 def model_pooling(model_name_or_path: str | Path) -> str:
     """The pooling a model was saved with: our `sbert_config.json`, else a sentence-transformers model's
-    `1_Pooling/config.json` (local, or in the hub cache), else `mean`. SPECTER ships neither: pass --pooling cls."""
+    `1_Pooling/config.json` (local, in a package of `trainers.pretrained`, or in the hub cache), else `mean`.
+    SPECTER ships neither: pass --pooling cls."""
+    model_name_or_path = resolve_encoder(model_name_or_path)
     path = Path(model_name_or_path)
     if (path / SBERT_CONFIG).is_file():
         return read_json(path / SBERT_CONFIG).get("pooling", "mean")
@@ -581,13 +551,8 @@ def run_train(args: argparse.Namespace) -> dict:
     rng = random.Random(args.seed)
     objectives = ["siamese", "triplet"] if args.objective == "both" else [args.objective]
     output = Path(args.output)
-    checkpoints = Checkpointer(
-        output / "last.pt",
-        args.checkpoint_every,
-        args.checkpoint_minutes,
-        resume=not args.no_resume,
-        types=(Pair, ContextQuery, dt.date),  # the epoch's pairs or triplets, kept in the state
-    )
+    # the state holds the epoch's pairs or triplets
+    checkpoints = Checkpointer.from_flags(args, output / "last.pt", types=(Pair, ContextQuery, dt.date))
     state = checkpoints.load()
     history: list[dict] = []
     if state is not None:
@@ -724,10 +689,7 @@ def run_evaluate(args: argparse.Namespace) -> dict:
 
 
 def build_parser(preset: str = "paper") -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="python -m trainers.submodular", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    commands = parser.add_subparsers(dest="command", required=True)
+    parser, commands = command_parser("python -m trainers.submodular", __doc__)
     train = commands.add_parser("train", help="Fine-tune the SBERT encoder.", description="Fine-tune SBERT.")
     add_common_flags(train)
     add_preset_flag(
@@ -751,13 +713,7 @@ def build_parser(preset: str = "paper") -> argparse.ArgumentParser:
     train.add_argument("--epochs", type=int, default=1, help="Epochs per objective (1).")
     train.add_argument("--max_steps", type=int, default=0, help="Steps per objective at most (0: no limit).")
     train.add_argument("--batch_size", type=int, default=16, help="Pairs or triplets per step (16, SBERT's).")
-    train.add_argument(
-        "--learning_rate",
-        type=float,
-        help="AdamW learning rate (default: 2e-5, SBERT's, for a pretrained encoder; the tiny model of "
-        "trainers.tiny_model gets 1e-3 under --preset smoke; a warning when far outside 1e-7 to 5e-4 for a "
-        "pretrained encoder).",
-    )
+    add_learning_rate_flag(train, LEARNING_RATES, whose="SBERT's")
     train.add_argument("--weight_decay", type=float, default=0.01, help="AdamW weight decay (0.01).")
     train.add_argument("--max_length", type=int, default=256, help="Tokens per text (256).")
     train.add_argument("--query_text", choices=QUERY_TEXTS, default="both", help="What a query reads (both).")

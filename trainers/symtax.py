@@ -1,44 +1,23 @@
 """SymTax's Enricher (Goyal et al., ACL 2024): the prefetched candidates widened by the papers they cite.
 
     python -m trainers.symtax enrich --dataset out/ --prefetched runs/hatten --split test --output runs/symtax
-    python -m trainers.symtax enrich --dataset out/ --prefetched runs/hatten --split test --output runs/symtax-leak \\
-        --graph all                                                    # the published code's graph (a leak)
+    python -m trainers.symtax enrich ... --graph all          # the published code's graph (a leak)
 
-What it does, read off goyalkaraniit/SymTax @ e3de5b2c (`per.py`: `enrich_300`,
-`unique_sort_by_frequency_with_tiebreaker`): a query's top `--top_n` (100) prefetched papers are kept in their order;
-the papers each of them cites (its out-edges in a citation graph) are pooled, counted, and the `--extra` (200) most
-frequent are appended, ties broken by first appearance: 300 candidates for the reranker.
-
-Where this differs from the published code, each on purpose:
-- **The graph.** `per.py` builds its graph from every context id of `contexts_new_head.json`, the test contexts
-  included, so a candidate's citations that exist only in test contexts widen the test queries' lists: the ground
-  truth leaks into the candidates. Here the graph is the training split's citations (`--graph train`, the
-  default); `--graph train+validation` adds the validation split's, and `--graph all` rebuilds the published,
-  leaking graph so that the difference can be measured (`results_enrich_<split>.json` holds both lists' recall).
-- **Duplicates and exclusions.** `enrich_300` appends the frequent cited papers without removing those already
-  among the top 100 (a paper can take two slots) and never checks dates; here an appended paper is one not
-  already listed, in the pool (`in_pool`), not the citing paper, and not published after it (the prefetchers'
-  exclusions), so the list holds at most `top_n + extra` distinct candidates.
-- `per.py` also adds each context id as a node (`G.add_node(context)`); those nodes have no edges and change
-  nothing here.
-
-`enrich` writes `prefetched_<split>.json` ({context_id: enriched list}) for `trainers.rerank` and
-`results_enrich_<split>.json`: Recall@K (K up to top_n + extra) and MRR of the enriched list beside the
-prefetcher's own top `top_n + extra` (the same budget), so the Enricher's gain is measured against simply taking
-more prefetched papers.
+A query's top `--top_n` prefetched papers keep their order; the `--extra` papers they cite most often follow. The
+graph is the training split's by default, and an appended paper is new, in the pool, and not later than the
+citing paper (docs/design.md).
 """
 
 from __future__ import annotations
 
-import argparse
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from trainers.data import SPLITS, CitationDataset, ContextQuery, EmptySplitError, load_dataset
+from trainers.data import SPLITS, CitationDataset, ContextQuery, EmptySplitError, load_dataset, load_prefetched
 from trainers.metrics import RECALL_KS, ranking_metrics, recall_ks_up_to
 from trainers.prefetch import UNKNOWN_PAPER_DAY, UNKNOWN_QUERY_DAY, day_number
-from trainers.runtime import add_dataset_flags, dataset_versions, read_json, write_json, write_split_metrics
+from trainers.runtime import add_dataset_flags, command_parser, dataset_versions, write_json, write_split_metrics
 
 GRAPHS = {"train": ("train",), "train+validation": ("train", "validation"), "all": SPLITS}
 
@@ -127,10 +106,7 @@ def enrich_split(
 
 
 def main(argv: list[str] | None = None) -> dict:
-    parser = argparse.ArgumentParser(
-        prog="python -m trainers.symtax", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    commands = parser.add_subparsers(dest="command", required=True)
+    parser, commands = command_parser("python -m trainers.symtax", __doc__)
     run = commands.add_parser("enrich", help="Widen prefetched lists with the candidates' citations.")
     add_dataset_flags(run)
     run.add_argument("--prefetched", required=True, help="Directory with prefetched_<split>.json.")
@@ -155,11 +131,8 @@ def main(argv: list[str] | None = None) -> dict:
             queries = dataset.split_queries(split, "the Enricher")
         except EmptySplitError as error:
             raise SystemExit(f"error: {error}") from error
-        path = Path(args.prefetched) / f"prefetched_{split}.json"
-        if not path.is_file():
-            hint = f"run `python -m trainers.hatten prefetch --split {split}` first"
-            raise SystemExit(f"error: {path} is missing: {hint}")
-        enriched, metrics = enrich_split(dataset, queries, read_json(path), graph, args.top_n, args.extra)
+        prefetched = load_prefetched(args.prefetched, split)
+        enriched, metrics = enrich_split(dataset, queries, prefetched, graph, args.top_n, args.extra)
         metrics.update({"split": split, "graph": args.graph, "top_n": args.top_n, "extra": args.extra})
         metrics["dataset_versions"] = dataset_versions(args.dataset)
         write_json(output / f"prefetched_{split}.json", enriched)

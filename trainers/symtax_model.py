@@ -1,15 +1,9 @@
 """SymTax's taxonomy-aware reranker (Goyal et al., ACL 2024), as a model: the BERT pair score fused with the
 separation of the citing and candidate papers' categories, embedded from the arXiv + ACM CCS taxonomy.
 
-Read off goyalkaraniit/SymTax @ e3de5b2c (`src/rerank/model.py`, `Scorer_PER_v1`): a category vector of each
-side goes through one shared linear layer (`ln_cat`, to 512), their separation is geoopt's stereographic
-`dist(x, y, k=1)` = 2 artan_k(|(-x) (+)_k y|), and the score is sigmoid(w . ReLU([h_CLS; d]) + b). The published
-category vectors are precomputed per arXiv category, from the language model ("text"/vector fusion,
-`Scibert_data.json`) or from a graph network over the fused taxonomy ("graph" fusion, `Scibert_data_graph.json`,
-stored in the repository as a missing LFS object and made by a notebook that is not published). Here both are
-computed from `mapping.taxonomy.build_graph()`: see `trainers.symtax_rerank` for what is read how.
-
-No graph library is needed: APPNP propagation and a one-head GAT layer are written in plain torch below.
+Read off goyalkaraniit/SymTax @ e3de5b2c (`src/rerank/model.py`, `Scorer_PER_v1`). The published category vectors
+are precomputed (the graph ones unpublished), so both fusions are computed here from
+`mapping.taxonomy.build_graph()`, the graph layers by PyTorch Geometric. What is read how: docs/trainers.md.
 """
 
 from __future__ import annotations

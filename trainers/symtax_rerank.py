@@ -1,35 +1,12 @@
 """SymTax's Reranker (Goyal et al., ACL 2024): the SciBERT pair score fused with the taxonomy separation of the
 citing and the candidate paper.
 
-    python -m trainers.symtax enrich         --dataset out/ --prefetched runs/hatten --split train validation test \\
-        --output runs/symtax
     python -m trainers.symtax_rerank train    --dataset out/ --prefetched runs/symtax --output runs/symtax-rerank
     python -m trainers.symtax_rerank evaluate --dataset out/ --prefetched runs/symtax \\
         --checkpoint runs/symtax-rerank --split test
 
-Read off goyalkaraniit/SymTax @ e3de5b2c (`src/rerank/model.py` Scorer_PER_v1, `src/rerank/train.py`,
-`src/rerank/datautils.py`, `citation_recommender.py` Reranker_PER_v1/v2, `per.py`):
-- a paper's category is its first arXiv category (`categories[0]`; here `primary_category`, normalised by
-  `mapping.taxonomy.canonical_category`); the Parquet `papers/` table's `primary_category`/`categories` columns
-  are read here with pyarrow (`trainers.data` does not carry them), and for the JSON layout `papers_cat.json`
-  (SymTax's file) or a `categories` field of `papers.json`;
-- the taxonomy is citrec's fused arXiv -> ACM CCS 1998 graph (`mapping.taxonomy.build_graph`, 411 nodes), not
-  SymTax's CSV; every node's text (category or ACM class name) is embedded once by the reranker's own language
-  model (mean of the last hidden states), frozen;
-- `--fusion vector`: an arXiv node's vector is the mean of its name's embedding and the mean of the embeddings
-  of the ACM classes it maps to; `--fusion graph`: APPNP propagation (10 steps, alpha 0.1) or one GAT layer
-  (`--graph_layer gat`) over the graph (undirected, self loops); `--fusion none`: no taxonomy (the ablation);
-- both category vectors go through one linear layer to 512 (`ln_cat`), their separation is
-  d = 2 artan_k(|(-x) (+)_k y|) with `--curvature` k (1: the published code's geoopt call; -1: the Poincare ball
-  the paper names, reached through the exponential map at 0; 0: the ablation's Euclidean separation);
-- score = sigmoid(w . ReLU([h_CLS ; d ; known]) + b), triplet loss with margin 0.1 as in `trainers.rerank`;
-  `known` (both papers have a taxonomy category, else d = 0) is citrec's: ArSyTa papers all have categories,
-  a citrec dataset's non-arXiv papers may not;
-- `--section_heading` appends the context's section heading to the query (Reranker_PER_v2 / the appendix).
-
-Evaluation writes `results_rerank_<split>.json` in the checkpoint directory as `trainers.rerank` does (Recall@10
-per pool size, MRR, Recall@K up to the pool and NDCG@10 of the largest pool, `_oracle_top<n>` pools) with the
-fusion settings and `dataset_versions`.
+`--prefetched`: `trainers.symtax enrich`'s output. Results as `trainers.rerank` writes them. What is read off the
+published code, and where citrec differs: docs/trainers.md.
 """
 
 from __future__ import annotations
@@ -57,13 +34,11 @@ from trainers.rerank import (
     PairReranker,
     add_reranker_training_flags,
     encode_batch,
-    load_prefetched,
-    rerank_pools,
+    evaluate_prefetched_splits,
     reranker_queries,
     settle_train_rate,
     train_pair_reranker,
     training_checkpoints,
-    write_rerank_results,
 )
 from trainers.rerank_model import (
     PairEncoder,
@@ -75,6 +50,7 @@ from trainers.runtime import (
     add_common_flags,
     add_preset_flag,
     autocast,
+    command_parser,
     dataset_versions,
     parse_with_preset,
     resolve_device,
@@ -300,12 +276,7 @@ def _add_taxonomy_flags(parser: argparse.ArgumentParser) -> None:
 
 
 def build_parser(preset: str = "paper") -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="python -m trainers.symtax_rerank",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    commands = parser.add_subparsers(dest="command", required=True)
+    parser, commands = command_parser("python -m trainers.symtax_rerank", __doc__)
     train = commands.add_parser("train", help="Fine-tune the SymTax reranker.")
     add_common_flags(train)
     add_preset_flag(
@@ -403,20 +374,14 @@ def run_evaluate(args: argparse.Namespace) -> dict:
     fields = load_taxonomy_fields(args.dataset)
     lookup = CategoryLookup(fields, config.get("nodes"))
     score = scorer(model, encoder, dataset, lookup, device, batch_size=args.batch_size, amp=args.amp)
-    results = {}
-    for split in args.split:
-        queries = with_headings(
-            dataset.split_queries(split, "reranker evaluation"), fields, config.get("section_heading", False)
-        )
-        prefetched = load_prefetched(Path(args.prefetched), split)
-        metrics = rerank_pools(
-            score, dataset, queries, prefetched, pool_sizes=args.pool_sizes, oracle=not args.no_oracle
-        )
-        metrics.update({k: v for k, v in config.items() if k != "nodes"})
-        metrics["categorised_papers"] = sum(1 for v in lookup.indices.values() if v != UNKNOWN)
-        metrics["dataset_versions"] = dataset_versions(args.dataset)
-        results[split] = write_rerank_results(args, split, metrics, device)
-    return results
+    extra = {k: v for k, v in config.items() if k != "nodes"}
+    extra["categorised_papers"] = sum(1 for v in lookup.indices.values() if v != UNKNOWN)
+    extra["dataset_versions"] = dataset_versions(args.dataset)
+
+    def prepare(queries: list[ContextQuery]) -> list[ContextQuery]:
+        return with_headings(queries, fields, config.get("section_heading", False))
+
+    return evaluate_prefetched_splits(args, dataset, score, device, prepare=prepare, extra=extra)
 
 
 def main(argv: list[str] | None = None) -> dict:

@@ -3,16 +3,9 @@ as a user would run it, and their `results_*.json` gathered into `table.md` and 
 
     python -m trainers.table --dataset out/ --work runs/table --preset smoke            # minutes on 2 CPU cores
     python -m trainers.table --dataset out/ --work runs/table --model allenai/scibert_scivocab_uncased \\
-        --sbert_model sentence-transformers/all-MiniLM-L6-v2 --device cuda              # the published settings
+        --sbert_model sentence-transformers/all-MiniLM-L6-v2 --device cuda
 
-Systems (each row says its task: `local` ranks papers for a citation context, `global` for a citing paper's
-title and abstract, Citeomatic's task; the number of queries differs accordingly): BM25; HAtten; HAtten + the
-SciBERT reranker over HAtten's list; SymTax's Enricher over HAtten's list (the leak-free graph), the same
-reranker over the enriched list, and SymTax's taxonomy reranker over it (`trainers.symtax_rerank`); Citeomatic
-(NNSelect, and NNSelect + NNRank); Kieu et al.'s fine-tuned SBERT, ranked and with submodular selection (MRR and
-MAP within the selection's 10). Without `--model`, `--preset smoke` builds a tiny local BERT
-(`trainers.tiny_model`) for the BERT-based systems, whose figures then check the machinery only. A column a
-system does not report is blank. The commands run and their output: commands.log.
+Systems and tasks: docs/trainers.md; commands run and output: commands.log.
 """
 
 from __future__ import annotations

@@ -2,16 +2,10 @@
 own text (its characters and most frequent words, the same for the same dataset), a small randomly initialised
 BERT, saved as `from_pretrained` reads it.
 
-    python -m trainers.tiny_model --dataset out/ --output runs/tiny-bert
-    python -m trainers.rerank train --dataset out/ --prefetched runs/hatten --output runs/rerank --model runs/tiny-bert
-    python -m trainers.tiny_model --dataset out/citationr --output runs/tiny-rmc       # a CitationR dataset too
-    python -m trainers.rmcnet --dataset out/citationr --model runs/tiny-rmc --preset smoke --output runs/rmcnet
+    python -m trainers.tiny_model --dataset out/ --output runs/tiny-bert     # or a CitationR dataset
 
-It exercises the whole reranking path (tokeniser, markers, training, checkpoints, evaluation) in minutes on a CPU;
-its rankings mean nothing next to SciBERT's, which `--model allenai/scibert_scivocab_uncased` loads where the hub
-(or a local copy) is available. Its config.json says it is one (`TINY_MODEL_KEY`, kept by every `save_pretrained`
-of a model trained from it), so that the presets give it the large rate it needs and a pretrained encoder a
-fine-tuning rate (`is_tiny_model`).
+It runs the whole reranking path in minutes on a CPU; its rankings mean nothing. Its config.json marks it
+(`TINY_MODEL_KEY`), so the presets give it the large learning rate it needs (`is_tiny_model`).
 """
 
 from __future__ import annotations
@@ -65,7 +59,7 @@ def dataset_texts(directory: str | Path) -> list[str]:
     layout) every paper's title, abstract and reference titles."""
     directory = Path(directory)
     if not is_parquet_dataset(directory) and not is_json_dataset(directory):
-        from trainers.rmcnet import citationr_texts, load_citationr
+        from trainers.citationr_data import citationr_texts, load_citationr
 
         try:
             return citationr_texts(load_citationr(directory))
