@@ -59,6 +59,25 @@ def ranking_metrics(
     return metrics
 
 
+def bootstrap_ci(
+    values: Sequence[float], resamples: int = 1000, seed: int = 0, level: float = 0.95
+) -> tuple[float, float, float]:
+    """(mean, low, high): the mean of per-query `values` and its percentile bootstrap interval at `level`, from
+    `resamples` resamples of the queries with replacement (numpy's generator seeded with `seed`, so a run repeats).
+    Paired comparisons pass per-query differences. No values: NaNs."""
+    import numpy as np
+
+    data = np.asarray(values, dtype=np.float64)
+    if data.size == 0:
+        return (math.nan, math.nan, math.nan)
+    if resamples < 1 or not 0 < level < 1:
+        raise ValueError("resamples must be at least 1 and level between 0 and 1")
+    rng = np.random.default_rng(seed)
+    means = data[rng.integers(0, data.size, size=(resamples, data.size))].mean(axis=1)
+    low, high = np.quantile(means, [(1 - level) / 2, 1 - (1 - level) / 2])
+    return (float(data.mean()), float(low), float(high))
+
+
 def precision_at_k(ranking: Sequence[str], relevant: set[str], k: int) -> float:
     """The fraction of the first k slots holding a relevant paper (k in the denominator even when fewer are
     ranked: Citeomatic's and Kieu et al.'s definition)."""
