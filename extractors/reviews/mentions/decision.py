@@ -12,8 +12,10 @@ per candidate:
 
 and a head fitted on labelled reviews (`DecisionHead`, a logistic regression or a one-hidden-layer network over the
 standardised features; the lab's `bench/citationr/fit_decision.py` fits it) gives the probability that the
-candidate is a work the review recommends. At or above the head's threshold it is `recommended` (reason `model`);
-below, a mention the rules found is `discussed` (`model_below`) and a free candidate is dropped. What needs the
+candidate's sentence recommends the work it names. At or above the head's threshold it is `recommended` (reason
+`model`), and so is a candidate the rules recommend at or above the head's lower `keep_threshold` (the rules
+propose, the model confirms, vetoes or adds); otherwise a mention the rules found is `discussed` (`model_below`)
+and a free candidate is dropped. What needs the
 submission, not the sentence, stays the rules': a mention its bibliography cites (`already_cited`) and a name its own
 title or abstract writes (`named_by_submission`).
 
@@ -112,6 +114,8 @@ def hand_features(mention: PaperMention, review: Sequence[PaperMention]) -> list
         features.append("review_has_entries")
     if any(m.kind == RECOMMENDED for m in review if m is not mention):
         features.append("rules_recommend_another")
+    if any(m.kind == RECOMMENDED for m in review if m is not mention and m.context == mention.context):
+        features.append("rules_recommend_in_sentence")
     if "?" in mention.context.partition(" || ")[0]:
         features.append("question")
     for field in ("authors", "year", "marker"):
@@ -132,7 +136,9 @@ def context_text(mention: PaperMention) -> str:
 class DecisionHead:
     """The fitted head: features are the embedding, then `features` (binary, by name); both standardised by `mean`
     and `scale`; a hidden layer `hidden` (with `hidden_bias`, ReLU) when the head has one; `weights`, `bias`; the
-    probability threshold the decision is made at; `trained`: how it was fitted (the JSON beside the file)."""
+    probability at or above which a candidate is recommended (`threshold`), and the lower one at or above which a
+    candidate the rules recommend stays recommended (`keep_threshold`); `trained`: how it was fitted (the JSON
+    beside the file)."""
 
     features: tuple[str, ...]
     mean: np.ndarray
@@ -140,9 +146,14 @@ class DecisionHead:
     weights: np.ndarray
     bias: float
     threshold: float
+    keep_threshold: float | None = None  # None: `threshold`
     hidden: np.ndarray | None = None
     hidden_bias: np.ndarray | None = None
     trained: str = ""
+
+    @property
+    def keep(self) -> float:
+        return self.threshold if self.keep_threshold is None else self.keep_threshold
 
     def matrix(self, embeddings: np.ndarray, features: Sequence[Sequence[str]]) -> np.ndarray:
         """The standardised design matrix: embedding columns, then one column per known feature."""
@@ -170,6 +181,7 @@ class DecisionHead:
             "weights": self.weights.astype(np.float32),
             "bias": np.array([self.bias], dtype=np.float32),
             "threshold": np.array([self.threshold], dtype=np.float32),
+            "keep_threshold": np.array([self.keep], dtype=np.float32),
         }
         if self.hidden is not None and self.hidden_bias is not None:
             arrays |= {"hidden": self.hidden.astype(np.float32), "hidden_bias": self.hidden_bias.astype(np.float32)}
@@ -189,6 +201,7 @@ class DecisionHead:
                 weights=data["weights"],
                 bias=float(data["bias"][0]),
                 threshold=float(data["threshold"][0]),
+                keep_threshold=float(data["keep_threshold"][0]) if "keep_threshold" in data.files else None,
                 hidden=hidden,
                 hidden_bias=data["hidden_bias"] if hidden is not None else None,
                 trained=path.with_suffix(".json").read_text(encoding="utf-8")
@@ -231,9 +244,13 @@ def score_candidates(candidates: Sequence[PaperMention], head: DecisionHead, emb
     return head.probabilities(embeddings, [hand_features(m, candidates) for m in candidates])
 
 
-def decide(candidates: Sequence[PaperMention], probabilities: Sequence[float], threshold: float) -> list[PaperMention]:
-    """The candidates decided (module docstring): recommended at or above `threshold`, else discussed, a free
-    candidate dropped; `already_cited` and `named_by_submission` stay the rules'."""
+def decide(
+    candidates: Sequence[PaperMention], probabilities: Sequence[float], threshold: float, keep: float | None = None
+) -> list[PaperMention]:
+    """The candidates decided (module docstring): recommended at or above `threshold`, or at or above `keep` when
+    the rules recommend it; else discussed, a free candidate dropped; `already_cited` and `named_by_submission`
+    stay the rules'."""
+    keep = threshold if keep is None else keep
     decided = []
     for mention, p in zip(candidates, probabilities, strict=True):
         free = mention.reason.startswith(FREE_REASON)
@@ -241,7 +258,7 @@ def decide(candidates: Sequence[PaperMention], probabilities: Sequence[float], t
             if not free:
                 decided.append(mention)
             continue
-        if p >= threshold:
+        if p >= threshold or (mention.kind == RECOMMENDED and p >= keep):
             decided.append(replace(mention, kind=RECOMMENDED, reason=MODEL_REASON))
         elif not free:
             decided.append(replace(mention, kind=DISCUSSED, reason=BELOW_REASON))
@@ -254,4 +271,4 @@ def decide_review(
     """One review's candidates (rules' mentions and free names, classified by the rules) decided by the model."""
     head = head or load_head()
     probabilities = score_candidates(candidates, head, embed or default_embed)
-    return decide(candidates, probabilities, head.threshold)
+    return decide(candidates, probabilities, head.threshold, head.keep)
