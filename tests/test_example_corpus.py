@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 from collections import Counter
 
@@ -120,7 +121,12 @@ def test_export_json_holds_the_specified_contexts_in_hattens_layout(example_run,
     # the default pool is the whole database: every metadata record, with its own title and abstract
     papers = json.loads((out / "json/papers.json").read_text())
     records = database_papers(examples)
-    assert papers == {pid: {"title": r["title"], "abstract": r["abstract"] or ""} for pid, r in records.items()}
+    titled = {pid: {"title": p["title"], "abstract": p["abstract"]} for pid, p in papers.items()}
+    assert titled == {pid: {"title": r["title"], "abstract": r["abstract"] or ""} for pid, r in records.items()}
+    # and each paper's date (ISO, or null), which our trainers read and HAtten's code ignores
+    assert all(set(p) == {"title", "abstract", "date"} for p in papers.values())
+    assert all(p["date"] is None or dt.date.fromisoformat(p["date"]) for p in papers.values())
+    assert any(p["date"] for p in papers.values())
 
 
 @pytest.mark.e2e
