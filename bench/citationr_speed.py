@@ -1,7 +1,7 @@
 """What CitationR's review decision costs: reviews per CPU-second, the rules against the learned decision.
 
     python bench/citationr_speed.py                         # the 3,068 NeurIPS reviews, rules then model
-    python bench/citationr_speed.py --limit 300 --json /tmp/speed.json
+    python bench/citationr_speed.py --every 5 --decision model --json /tmp/speed.json   # every 5th review (614)
 
 Every review of `../shared/data/reviews/neurips-openreview-2023-2025` is read once (`parse_review_file`, not
 timed), then mined by `extract_review_mentions` with `MentionConfig(decision="rules")` and with `decision="model"`
@@ -67,21 +67,22 @@ def mine(reviews: list[Review], decision: str) -> dict[str, float]:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--limit", type=int, default=0, help="only the first N reviews (0: all)")
+    parser.add_argument("--every", type=int, default=1, help="every Nth review only, in path order (default: all)")
+    parser.add_argument("--decision", choices=("both", "rules", "model"), default="both", help="which to time")
     parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args(argv)
     reviews = read_neurips_reviews(shared_data_dir())
-    if args.limit:
-        reviews = reviews[: args.limit]
+    reviews = reviews[:: max(1, args.every)]
     result: dict[str, object] = {
         "machine": f"{platform.machine()}, {os.cpu_count()} cores",
         "load_average": [round(x, 2) for x in os.getloadavg()],
     }
-    result["rules"] = mine(reviews, "rules")
+    if args.decision in ("both", "rules"):
+        result["rules"] = mine(reviews, "rules")
     why = decision_status()
-    if why:
+    if args.decision != "rules" and why:
         result["model"] = {"skipped": why}
-    else:
+    elif args.decision != "rules":
         cpu, wall = time.process_time(), time.perf_counter()
         load_decision()
         result["model_load"] = {
