@@ -29,6 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench.citationr.labels import (  # noqa: E402
     BIAS,
     FOUND_AT,
+    LABEL_MEASURES,
     REVIEW_LABELS,
     SOURCES,
     TITLE_LABELS,
@@ -176,15 +177,9 @@ def _table(result: dict[str, dict], split: str) -> str:
     """The figures as a Markdown table: one row per measure, one column per group."""
     columns = ("dev", "dev2", "test", "read", "unread", "all") if split == "all" else (split,)
     measures = (
-        ("bias_reviews", "precision", "review precision (ICLR, citation_suggestions)"),
-        ("bias_reviews", "recall", "review recall (ICLR, citation_suggestions)"),
-        ("bias_titles", "review_recall", "review recall (title files: all suggest papers)"),
-        ("bias_titles", "title_precision", "title precision"),
-        ("bias_titles", "title_recall", "title recall"),
+        *LABEL_MEASURES,
         ("bias_resolution", "resolution_precision", "resolution precision (gold titles in the database)"),
         ("bias_resolution", "resolution_recall", "resolution recall (gold titles in the database)"),
-        ("disapere", "precision", "DISAPERE review precision (asks for other work)"),
-        ("disapere", "recall", "DISAPERE review recall (asks for other work)"),
         ("neurips_labels", "precision", "NeurIPS labelled: review precision (suggests literature)"),
         ("neurips_labels", "recall", "NeurIPS labelled: review recall (suggests literature)"),
         ("neurips_labels", "title_precision", "NeurIPS labelled: title precision"),

@@ -23,7 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.citationr.labels import default_extract, evaluate  # noqa: E402
+from bench.citationr.labels import LABEL_MEASURES, default_extract, evaluate  # noqa: E402
 from bench.citationr.samples import part  # noqa: E402
 from bench.citationr.tagger import (  # noqa: E402
     DEFAULT_TAGGER_CONFIG,
@@ -36,15 +36,7 @@ from bench.shared import shared_data_dir  # noqa: E402
 from extractors.reviews.records import PaperMention, Review  # noqa: E402
 
 SOURCES = ("bias_reviews", "bias_titles", "disapere")
-MEASURES = (
-    ("bias_titles", "title_recall", "title recall"),
-    ("bias_titles", "title_precision", "title precision"),
-    ("bias_titles", "review_recall", "review recall (title files)"),
-    ("bias_reviews", "precision", "review precision (ICLR labels)"),
-    ("bias_reviews", "recall", "review recall (ICLR labels)"),
-    ("disapere", "precision", "DISAPERE review precision"),
-    ("disapere", "recall", "DISAPERE review recall"),
-)
+MEASURES = LABEL_MEASURES
 
 
 def only_part(extract: Callable[[Review], list[PaperMention]], wanted: str) -> Callable[[Review], list[PaperMention]]:

@@ -13,6 +13,7 @@ import pytest
 from extractors.reviews.mentions import MentionConfig, extract_review_mentions
 from extractors.reviews.mentions.learned import (
     _CUES,
+    ALL_SOURCES,
     MODEL_PATH,
     NameModel,
     add_free_names,
@@ -25,18 +26,6 @@ from extractors.reviews.mentions.learned import (
 from extractors.reviews.mentions.shapes import ReviewText
 from extractors.reviews.records import RECOMMENDED
 from tests.support.labelled_reviews import labelled_reviews
-
-EVERY_SOURCE = (
-    "name",
-    "named_work",
-    "reference_entry",
-    "quoted_title",
-    "prose_title",
-    "identifier",
-    "author_year",
-    "database_title",
-    "marker",
-)
 
 
 def _spans(text: str, taken=()) -> list[str]:
@@ -91,7 +80,7 @@ def test_the_model_decides_names_found_in_slots_and_anywhere(tmp_path):
 
 
 def test_a_model_over_every_source_decides_titles_too(tmp_path):
-    """A model that says it decides every source (`EVERY_SOURCE`): bias -2, a quoted title +1 (sigmoid(-1) = 0.27,
+    """A model that says it decides every source (`ALL_SOURCES`): bias -2, a quoted title +1 (sigmoid(-1) = 0.27,
     below 0.5), "missing" +4. The rules recommend both quoted titles (each after a request cue); the model keeps the
     one in a sentence with "missing" (sigmoid(3) = 0.95) and makes the other discussed (reason `learned_below`); a
     names-only model (no `sources` in its file) leaves titles to the rules."""
@@ -102,7 +91,7 @@ def test_a_model_over_every_source_decides_titles_too(tmp_path):
     rules = {m.title: m for m in extract_review_mentions(text) if m.source == "quoted_title"}
     assert {t for t, m in rules.items() if m.kind == RECOMMENDED} == set(rules) and len(rules) == 2
     weights = {"bias": -2.0, "source=quoted_title": 1.0, "w=misses": 4.0}
-    every = MentionConfig(name_model=_model(tmp_path, weights, sources=EVERY_SOURCE))
+    every = MentionConfig(name_model=_model(tmp_path, weights, sources=ALL_SOURCES))
     found = {m.title: m for m in extract_review_mentions(text, config=every) if m.source == "quoted_title"}
     residual, attention = found["Deep Residual Learning for Image Recognition"], found["Attention Is All You Need"]
     assert residual.kind == RECOMMENDED and residual.reason == "learned"
@@ -111,8 +100,8 @@ def test_a_model_over_every_source_decides_titles_too(tmp_path):
     names = MentionConfig(name_model=_model(tmp_path / "names", weights))
     kept = {m.title: m.kind for m in extract_review_mentions(text, config=names) if m.source == "quoted_title"}
     assert kept == {t: m.kind for t, m in rules.items()}
-    assert NameModel.from_json(Path(_model(tmp_path, weights, sources=EVERY_SOURCE)).read_text()).sources == (
-        EVERY_SOURCE
+    assert NameModel.from_json(Path(_model(tmp_path, weights, sources=ALL_SOURCES)).read_text()).sources == (
+        ALL_SOURCES
     )
 
 

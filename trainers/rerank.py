@@ -43,13 +43,13 @@ from trainers.runtime import (
     PresetRates,
     add_common_flags,
     add_learning_rate_flag,
-    add_preset_flag,
     autocast,
     command_parser,
     grad_scaler,
     parse_with_preset,
     resolve_device,
     settle_learning_rate,
+    train_command,
     write_json,
     write_split_metrics,
 )
@@ -200,13 +200,13 @@ def add_reranker_training_flags(train: argparse.ArgumentParser) -> None:
 def build_parser(preset: str = "paper") -> argparse.ArgumentParser:
     """The command line; `preset` sets the train defaults (`parse_args` reads it from the arguments first)."""
     parser, commands = command_parser("python -m trainers.rerank", __doc__)
-    train = commands.add_parser("train", help="Fine-tune the reranker.", description="Fine-tune the reranker.")
-    add_common_flags(train)
-    add_preset_flag(
-        train,
+    train = train_command(
+        commands,
         PRESETS,
         "4 documents a query, 128 tokens, at most 200 steps, rate 1e-4 for the tiny model (a "
         "pretrained encoder keeps 1e-5)",
+        help="Fine-tune the reranker.",
+        description="Fine-tune the reranker.",
     )
     train.add_argument("--prefetched", required=True, help="Directory with prefetched_train.json (and _validation).")
     train.add_argument("--output", required=True, help="Checkpoint directory (last/ and best/ inside).")

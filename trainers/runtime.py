@@ -133,6 +133,21 @@ def add_preset_flag(parser: argparse.ArgumentParser, presets, what: str, paper: 
     )
 
 
+def train_command(
+    commands: argparse._SubParsersAction,
+    presets,
+    what: str,
+    paper: str = "the published settings",
+    help: str = "Train.",
+    description: str | None = None,
+) -> argparse.ArgumentParser:
+    """A trainer's `train` subcommand with the common flags and --preset (`add_preset_flag`'s `what`/`paper`)."""
+    train = commands.add_parser("train", help=help, description=description)
+    add_common_flags(train)
+    add_preset_flag(train, presets, what, paper)
+    return train
+
+
 def parse_with_preset(build_parser: Callable[[str], argparse.ArgumentParser], argv: list[str] | None):
     """Parse `argv` with the parser `build_parser(preset)` makes for the --preset it names (`paper` when none), so
     that a preset's values are the defaults and explicit flags override them."""

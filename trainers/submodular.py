@@ -41,6 +41,7 @@ from trainers.runtime import (
     read_json,
     resolve_device,
     settle_learning_rate,
+    train_command,
     write_json,
     write_split_metrics,
 )
@@ -690,14 +691,14 @@ def run_evaluate(args: argparse.Namespace) -> dict:
 
 def build_parser(preset: str = "paper") -> argparse.ArgumentParser:
     parser, commands = command_parser("python -m trainers.submodular", __doc__)
-    train = commands.add_parser("train", help="Fine-tune the SBERT encoder.", description="Fine-tune SBERT.")
-    add_common_flags(train)
-    add_preset_flag(
-        train,
+    train = train_command(
+        commands,
         PRESETS,
         "batches of 8, 128 tokens, 10 epochs, at most 100 steps per objective, rate 1e-3 for the tiny model "
         "(a pretrained encoder keeps 2e-5)",
         "the defaults below",
+        help="Fine-tune the SBERT encoder.",
+        description="Fine-tune SBERT.",
     )
     train.add_argument("--output", required=True, help="Directory for the fine-tuned model (created).")
     add_model_flag(train)

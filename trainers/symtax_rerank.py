@@ -48,12 +48,12 @@ from trainers.rerank_model import (
 )
 from trainers.runtime import (
     add_common_flags,
-    add_preset_flag,
     autocast,
     command_parser,
     dataset_versions,
     parse_with_preset,
     resolve_device,
+    train_command,
 )
 from trainers.symtax_model import FUSIONS, GRAPH_LAYERS, UNKNOWN, SymTaxReranker, TaxonomyFusion
 
@@ -277,10 +277,11 @@ def _add_taxonomy_flags(parser: argparse.ArgumentParser) -> None:
 
 def build_parser(preset: str = "paper") -> argparse.ArgumentParser:
     parser, commands = command_parser("python -m trainers.symtax_rerank", __doc__)
-    train = commands.add_parser("train", help="Fine-tune the SymTax reranker.")
-    add_common_flags(train)
-    add_preset_flag(
-        train, PRESETS, "the smoke settings of trainers.rerank (tiny model, 128 tokens, few steps, its rates)"
+    train = train_command(
+        commands,
+        PRESETS,
+        "the smoke settings of trainers.rerank (tiny model, 128 tokens, few steps, its rates)",
+        help="Fine-tune the SymTax reranker.",
     )
     train.add_argument("--prefetched", required=True, help="Directory with prefetched_train.json (and _validation).")
     train.add_argument("--output", required=True, help="Checkpoint directory (last/ and best/ inside).")

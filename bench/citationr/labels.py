@@ -227,6 +227,18 @@ def review_level(shared: Path, show_errors: bool = False, extract: Extract = def
     return counts.result()
 
 
+# (source, key, label): the figures `evaluate` gives for the labelled reviews, as the evaluation tables show them.
+LABEL_MEASURES = (
+    ("bias_reviews", "precision", "review precision (ICLR, citation_suggestions)"),
+    ("bias_reviews", "recall", "review recall (ICLR, citation_suggestions)"),
+    ("bias_titles", "review_recall", "review recall (title files: all suggest papers)"),
+    ("bias_titles", "title_precision", "title precision"),
+    ("bias_titles", "title_recall", "title recall"),
+    ("disapere", "precision", "DISAPERE review precision (asks for other work)"),
+    ("disapere", "recall", "DISAPERE review recall (asks for other work)"),
+)
+
+
 def match_titles(extracted: Iterable[str], gold: Iterable[str]) -> tuple[int, int, int, int]:
     """(gold found, gold total, extracted correct, extracted total) for one review."""
     extracted = [normalize_title(t) for t in extracted if normalize_title(t)]
@@ -236,18 +248,24 @@ def match_titles(extracted: Iterable[str], gold: Iterable[str]) -> tuple[int, in
     return found, len(gold), correct, len(extracted)
 
 
+def read_title_labels(path: Path) -> tuple[dict[str, list[str]], dict[str, str]]:
+    """A title-label file's gold titles by review id (in file order) and each review's forum."""
+    gold: dict[str, list[str]] = defaultdict(list)
+    forum_of: dict[str, str] = {}
+    with path.open(newline="") as handle:
+        for row in csv.DictReader(handle):
+            gold[row["id"]].append(row["paper_info"])
+            forum_of[row["id"]] = row["forum"]
+    return gold, forum_of
+
+
 def title_level(shared: Path, show_errors: bool = False, extract: Extract = default_extract) -> dict[str, dict]:
     """`bias_titles`: title precision and recall, and review-level recall, per group (and per file and part,
     `ICLR2023:dev`, ...)."""
     totals: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0, 0, 0, 0])
     for relative in TITLE_LABELS:
         path = shared / relative
-        gold: dict[str, list[str]] = defaultdict(list)
-        forum_of: dict[str, str] = {}
-        with path.open(newline="") as handle:
-            for row in csv.DictReader(handle):
-                gold[row["id"]].append(row["paper_info"])
-                forum_of[row["id"]] = row["forum"]
+        gold, forum_of = read_title_labels(path)
         reviews = read_reviews(path)
         source = relative.stem.split("_")[0]
         for review_id, titles in gold.items():
@@ -346,14 +364,11 @@ def resolution_level(
     totals: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0, 0])
     for relative in TITLE_LABELS:
         path = shared / relative
-        gold: dict[str, set[str]] = defaultdict(set)
-        forum_of: dict[str, str] = {}
-        with path.open(newline="") as handle:
-            for row in csv.DictReader(handle):
-                normalized = normalize_title(row["paper_info"])
-                if normalized:
-                    gold[row["id"]].add(by_title[normalized])
-                forum_of[row["id"]] = row["forum"]
+        titles, forum_of = read_title_labels(path)
+        wanted_of = {
+            review_id: {by_title[n] for n in map(normalize_title, rows) if n} for review_id, rows in titles.items()
+        }
+        gold = {review_id: wanted for review_id, wanted in wanted_of.items() if wanted}
         reviews = read_reviews(path)
         for review_id, wanted in gold.items():
             mentions = recommended_mentions(reviews[review_id], extract) if review_id in reviews else []

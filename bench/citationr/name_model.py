@@ -35,6 +35,7 @@ from bench.citationr.samples import HELD_OUT_SAMPLES, LABELLED_SAMPLES, TRAINING
 from bench.shared import shared_data_dir
 from extractors.reviews.mentions import extract_review_mentions
 from extractors.reviews.mentions.learned import (
+    ALL_SOURCES,
     FREE_REASON,
     LEARNED_SOURCES,
     MODEL_PATH,
@@ -42,21 +43,9 @@ from extractors.reviews.mentions.learned import (
     add_free_names,
     candidates_with_features,
 )
-from extractors.reviews.mentions.names import NAME_SOURCE
 from extractors.reviews.mentions.shapes import overlaps
 from extractors.reviews.records import RECOMMENDED
 
-ALL_SOURCES = (
-    NAME_SOURCE,
-    "named_work",
-    "reference_entry",
-    "quoted_title",
-    "prose_title",
-    "identifier",
-    "author_year",
-    "database_title",
-    "marker",
-)  # every mention source: what a model deciding every mention decides
 SOURCES = {"names": LEARNED_SOURCES, "all": ALL_SOURCES}
 PRECISION_TARGET = 0.9
 

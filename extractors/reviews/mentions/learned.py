@@ -44,6 +44,17 @@ from extractors.reviews.records import ALREADY_CITED, DISCUSSED, RECOMMENDED, Pa
 BUILTIN = "builtin"  # `MentionConfig.name_model`: the model shipped beside this module
 MODEL_PATH = Path(__file__).with_name("name_model.json")
 LEARNED_SOURCES = (NAME_SOURCE, "named_work")  # the mentions the model decides
+ALL_SOURCES = (
+    NAME_SOURCE,
+    "named_work",
+    "reference_entry",
+    "quoted_title",
+    "prose_title",
+    "identifier",
+    "author_year",
+    "database_title",
+    "marker",
+)  # every mention source: what a model deciding every mention decides
 FREE_REASON = "free"  # a candidate found outside a work slot, before it is decided
 
 _STRICT_WORD = re.compile(r"(?<![A-Za-z0-9\-_/.@#])[A-Za-z][A-Za-z0-9]*(?:[-.+][A-Za-z0-9]+)*")
