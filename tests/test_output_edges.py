@@ -45,7 +45,9 @@ def _refused(args: list[str], capsys) -> str:
     with pytest.raises(SystemExit) as stopped:
         run(args)
     assert stopped.value.code == 2
-    err = [line for line in capsys.readouterr().err.splitlines() if not line.startswith(("no input flags", "reference"))]
+    err = [
+        line for line in capsys.readouterr().err.splitlines() if not line.startswith(("no input flags", "reference"))
+    ]
     assert len(err) == 1 and err[0].startswith("error: "), err
     return err[0]
 
@@ -314,7 +316,9 @@ def test_rows_that_disagree_with_the_runs_counts_stop_the_commit(staged, tmp_pat
     stats["contexts"]["test"] += 1
     stats_path.write_text(json.dumps(stats))
     line = _commit_refused(out, capsys)
-    assert f"contexts/test holds {stats['contexts']['test'] - 1} rows, the run counted {stats['contexts']['test']}" in line
+    assert (
+        f"contexts/test holds {stats['contexts']['test'] - 1} rows, the run counted {stats['contexts']['test']}" in line
+    )
 
 
 def test_a_manifest_write_that_fails_leaves_no_success_and_is_redone(staged, tmp_path, capsys, monkeypatch):
@@ -355,7 +359,7 @@ def test_an_export_made_later_is_listed_in_the_manifest_and_removed_with_the_dat
     exports(["--dataset", str(out), "--export", "hatten"])
     manifest = json.loads((out / "manifest.json").read_text())
     listed = {f["path"]: f["bytes"] for f in manifest["files"] if f["path"].startswith("export/hatten/")}
-    on_disk = {str(p.relative_to(out)): p.stat().st_size for p in (out / "export" / "hatten").iterdir()}
+    on_disk = {str(p.relative_to(out)): p.stat().st_size for p in (out / "export" / "hatten").rglob("*") if p.is_file()}
     assert listed == on_disk and "export/hatten/train.json" in listed
     assert not (out / LEASE).exists()
     run([RUNNER, "--output", str(out), "--overwrite"])  # a new dataset, without the export: none left behind

@@ -16,7 +16,9 @@ from pipelines.ownership import LeaseHeld
 
 DESCRIPTION = """\
 Write a finished dataset in the layout a peer's own code reads: one directory per peer, the files named and
-keyed the way that peer's loader opens them, so that their scripts run on our data unchanged.
+keyed the way that peer's loader opens them, and beside them the peer's run configurations with every top-K kept
+within the exported pool (their defaults, up to K = 2,000, stop a small pool with `KeyError: -1`). On a CUDA machine
+their scripts run on these files as published; on a CPU-only one each needs a small patch (docs/exports.md).
 
     python -m pipelines.exports --dataset out/ --export hatten,symtax      # -> out/export/hatten/, out/export/symtax/
     python -m pipelines.exports --dataset out/citationr --export rmc       # -> out/citationr/export/rmc/data/...

@@ -1,16 +1,18 @@
 """RMC's layout (ChainsawM/RMC @ 89dc46ea), from a CitationR dataset. data/{train,val,test}.json queries,
 data/base/papers.json whose bib_refs are ids into bibref2info.json, and data/extended/ with extension
-candidates; title-only positives only when asked for. Details: docs/exports.md."""
+candidates; title-only positives only when asked for. Beside them, RMC's run configurations with top-K values kept
+within each version's papers. Details: docs/exports.md."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from operator import itemgetter
 
 import apache_beam as beam
 from apache_beam.pvalue import TaggedOutput
 
 from mapping.titles import normalize_title
+from pipelines.exports.configs import Config, ConfigFiles, answerable_k, k_list_within, within
 from pipelines.exports.files import (
     DROPPED,
     PRESENT,
@@ -224,3 +226,67 @@ class ExportRmc(beam.PTransform):
         )
         dropped = (positives[DROPPED], files[DROPPED]) | "Dropped" >> beam.Flatten()
         return {"entries": entries, DROPPED: dropped, PRESENT: present}
+
+
+RMC_EXAMPLE_CONFIG: Config = {
+    "n_device": 1,
+    "num_workers": 8,
+    "gpu_list": None,
+    "model_para": {"max_seq_len": 512, "max_num_ref": 20, "embed_dim": 300, "num_kept_layers": 3, "with_linear": False},
+    "train_para": {
+        "restore_old_checkpoint": True,
+        "max_n_sample": 12,
+        "max_n_positive": 1,
+        "max_n_hard_negative": 1,
+        "max_n_easy_negative": 1,
+        "n_query_per_batch": 1,
+        "similarity": "cos",
+        "positive_irrelevance_levels": [1],
+        "initial_learning_rate": 2e-5,
+        "l2_weight": 0.01,
+        "base_margin": 0.05,
+        "dropout_rate": 0.1,
+        "moving_average_decay": 0.999,
+        "num_training_loop": 5,
+        "max_num_iterations": 5000,
+        "print_every": 5,
+        "save_every": 9999999,
+        "max_num_checkpoints": 2,
+        "validate_every": 2500,
+        "num_validation_iterations": 100,
+    },
+    "paper_batch_size": 8,
+    "K_list": [1, 3, 5, 10, 20, 50, 100, 200, 500, 1000, 2000],
+    "num_knn": 100,
+}
+"""Their `src/configs/{base,extended}/example.config` @ 89dc46ea (the two are the same)."""
+
+RMC_BM25_CONFIG: Config = RMC_EXAMPLE_CONFIG | {
+    "model_para": RMC_EXAMPLE_CONFIG["model_para"] | {"with_linear": True},
+    "train_para": RMC_EXAMPLE_CONFIG["train_para"]
+    | {"num_training_loop": 2, "max_num_iterations": 200, "validate_every": 100},
+}
+"""Their `src/configs/{base,extended}/bm25.config` @ 89dc46ea (the file src/bm25.py reads)."""
+
+RMC_VERSIONS = {"base": "data/base/papers.json", "extended": "data/extended/papers.json"}
+
+
+def rmc_config_within(defaults: Config, papers: int) -> Config:
+    """RMC's configuration for a dataset version of `papers` papers: get_prefetched_ids.py asks faiss for
+    `num_knn` neighbours of a submission among every paper (num_knn at most papers); a query ranks the other
+    papers, so a cut-off of `K_list` is at most papers - 1."""
+    return defaults | {
+        "num_knn": within(defaults["num_knn"], answerable_k(papers)),
+        "K_list": k_list_within(defaults["K_list"], answerable_k(papers, asked_beyond=1)),
+    }
+
+
+def rmc_configs(counts: Mapping[str, int]) -> ConfigFiles:
+    """`src/configs/VERSION/citrec.config` (their example.config; `--config_name citrec`) and `bm25.config` for
+    each dataset version this export wrote, sized by that version's papers.json."""
+    configs: ConfigFiles = {}
+    for version, papers_file in RMC_VERSIONS.items():
+        if papers_file in counts:
+            configs[f"src/configs/{version}/citrec.config"] = rmc_config_within(RMC_EXAMPLE_CONFIG, counts[papers_file])
+            configs[f"src/configs/{version}/bm25.config"] = rmc_config_within(RMC_BM25_CONFIG, counts[papers_file])
+    return configs

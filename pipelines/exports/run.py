@@ -13,12 +13,13 @@ from apache_beam.io.filesystems import FileSystems
 from apache_beam.options.pipeline_options import PipelineOptions, SetupOptions
 
 from pipelines.commit import update_manifest
+from pipelines.exports.configs import LayoutConfigs, write_configs
 from pipelines.exports.contexts import ContextLayout, ExportContextLayout
 from pipelines.exports.files import DROPPED, PRESENT, SPLIT_PREFIXES, JsonFile, WriteJsonFiles, empty_rows, json_text
-from pipelines.exports.hatten import HATTEN
-from pipelines.exports.plan import ExportRequest
-from pipelines.exports.rmc import RMC_FILES, ExportRmc
-from pipelines.exports.symtax import SYMTAX
+from pipelines.exports.hatten import HATTEN, hatten_configs
+from pipelines.exports.plan import LEGACY_JSON_DIR, ExportRequest
+from pipelines.exports.rmc import RMC_FILES, ExportRmc, rmc_configs
+from pipelines.exports.symtax import SYMTAX, symtax_configs
 from pipelines.outputs import fail
 from pipelines.ownership import Lease, acquire_lease, citrec_manifest, release_lease
 from pipelines.tallies import step_label
@@ -32,6 +33,9 @@ LAYOUT_TABLES: dict[str, tuple[str, ...]] = {
 }
 """The tables each layout reads; the first ones must hold rows files (a split table may have none)."""
 SPLIT_TABLES = ("contexts", "queries")
+LAYOUT_CONFIGS: dict[str, LayoutConfigs] = {"hatten": hatten_configs, "symtax": symtax_configs, "rmc": rmc_configs}
+"""Each layout's run configurations, sized by its counts (docs/exports.md: "K within the pool"); not written into
+the legacy `json/` directory of `--export_json`, which keeps the files it always had."""
 
 
 def layout_files(name: str) -> tuple[JsonFile, ...]:
@@ -76,6 +80,17 @@ class _CountsFn(beam.DoFn):
         yield self.path
 
 
+class _ConfigsFn(beam.DoFn):
+    """Writes one export's run configurations, sized by its counts, under its directory."""
+
+    def __init__(self, directory: str, name: str) -> None:
+        self.directory = directory
+        self.name = name
+
+    def process(self, _, counts: dict) -> Iterator:
+        yield from write_configs(self.directory, LAYOUT_CONFIGS[self.name](counts))
+
+
 def read_counts(temp: str) -> list[tuple[ExportRequest, dict[str, int]]]:
     """Each export's request and counts, in the order they were requested, from the small files the exports wrote
     under `temp` (the only thing read back); [] when there were none."""
@@ -91,8 +106,9 @@ def read_counts(temp: str) -> list[tuple[ExportRequest, dict[str, int]]]:
 
 class WriteExports(beam.PTransform):
     """Every requested layout of a dataset's `tables` ({Parquet prefix: rows}, a missing split prefix an empty
-    one) under `root/REQUEST.DIRECTORY/`, written by workers; each request's counts (files and what was left out)
-    go to `counts_path(temp, i)`, its temporary shards under `temp`."""
+    one) under `root/REQUEST.DIRECTORY/`, written by workers, with the peer's run configurations sized by the
+    layout's counts (`LAYOUT_CONFIGS`); each request's counts (files and what was left out) go to
+    `counts_path(temp, i)`, its temporary shards under `temp`."""
 
     def __init__(
         self, requests: Sequence[ExportRequest], root: str, temp: str, include_unresolved: bool = False
@@ -108,13 +124,14 @@ class WriteExports(beam.PTransform):
         written = []
         for index, request in enumerate(self.requests):
             label = f"{request.name.title()}{index}"
+            directory = FileSystems.join(self.root, request.directory)
             made = tables | f"Layout{label}" >> (
                 ExportRmc(self.include_unresolved)
                 if request.name == "rmc"
                 else ExportContextLayout(CONTEXT_LAYOUTS[request.name])
             )
             files = {"entries": made["entries"], "present": made[PRESENT]} | f"Write{label}" >> WriteJsonFiles(
-                FileSystems.join(self.root, request.directory),
+                directory,
                 layout_files(request.name),
                 FileSystems.join(self.temp, str(index)),
             )
@@ -130,6 +147,13 @@ class WriteExports(beam.PTransform):
                 | f"WriteCounts{label}"
                 >> beam.ParDo(_CountsFn(counts_path(self.temp, index), request), beam.pvalue.AsSingleton(counts))
             )
+            if request.directory != LEGACY_JSON_DIR:
+                written.append(
+                    pbegin
+                    | f"ConfigsFor{label}" >> beam.Create([None])
+                    | f"WriteConfigs{label}"
+                    >> beam.ParDo(_ConfigsFn(directory, request.name), beam.pvalue.AsSingleton(counts))
+                )
         return written
 
 

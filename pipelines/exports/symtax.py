@@ -1,15 +1,24 @@
 """SymTax's layout (goyalkaraniit/SymTax @ e3de5b2c, per.py and its reranker). papers_cat.json (categories[0]
 one of its 40 cs.* classes), contexts_new_head.json (`sentence_context`, heading), *_data.json; per.py reads
-citing and cited off the context id, so ids escape `%` and `_`. Details: docs/exports.md."""
+citing and cited off the context id, so ids escape `%` and `_`. Beside them, the prefetcher and reranker
+configurations with top-K values kept within the exported papers. Details: docs/exports.md."""
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from functools import cache
 
 from mapping.taxonomy import load_categories
+from pipelines.exports.configs import Config, ConfigFiles
 from pipelines.exports.contexts import ContextEntry, ContextLayout
+from pipelines.exports.hatten import (
+    HATTEN_PREFETCH_CONFIG,
+    HATTEN_RERANK_TRAINING,
+    HATTEN_RERANK_VALIDATING,
+    prefetch_config_within,
+    rerank_configs_within,
+)
 
 
 @cache
@@ -77,3 +86,38 @@ SYMTAX = ContextLayout(
     paper_entry=symtax_paper,
     context_entry=symtax_context,
 )
+
+
+SYMTAX_PREFETCH_CONFIG: Config = HATTEN_PREFETCH_CONFIG | {
+    "max_num_samples_per_batch": 650,
+    "paper_database_path": "../../arxiv/papers_cat.json",
+    "context_database_path": "../../arxiv/contexts_new_head.json",
+    "input_corpus_path_for_get_prefetched_ids_during_training": "../../arxiv/train_data.json",
+    "input_corpus_path_for_validation": "../../arxiv/val_data.json",
+    "input_corpus_path_for_test": "../../arxiv/test_data.json",
+}
+"""Their `src/prefetch/config/custom/global_config.cfg` @ e3de5b2c (HAtten's but for a batch of 650), reading
+this layout's files under `arxiv/` (where per.py reads them); the prefetched-ids files stay in `data/custom/`."""
+
+SYMTAX_RERANK_TRAINING: Config = HATTEN_RERANK_TRAINING | {
+    "model_folder": "../../model/rerank/arxiv/scibert/NN_prefetch/",
+    "log_folder": "../../log/rerank/arxiv/scibert/NN_prefetch/",
+    "paper_database_path": "../../arxiv/papers_cat.json",
+    "context_database_path": "../../arxiv/contexts_new_head.json",
+}
+"""The reranker configuration their src/rerank/train.py reads (the keys of HAtten's training_NN_prefetch.config;
+SymTax ships none): train.py appends `per_v1/text/scibert` to model_folder, which gives per.py's default
+reranker path `model/rerank/arxiv/scibert/NN_prefetch/per_v1/text/scibert/`."""
+
+SYMTAX_PREFETCH_CONFIG_FILE = "src/prefetch/config/custom/citrec.cfg"
+SYMTAX_RERANK_TRAINING_FILE = "src/rerank/citrec_rerank.config"
+
+
+def symtax_configs(counts: Mapping[str, int]) -> ConfigFiles:
+    """The prefetcher and reranker configurations for the papers this export wrote (`papers_cat.json`). per.py
+    takes its own prefetch size (100) as a constant in the script: docs/exports.md says what to set it to."""
+    prefetch = prefetch_config_within(SYMTAX_PREFETCH_CONFIG, counts.get("papers_cat.json", 0))
+    training, _ = rerank_configs_within(
+        SYMTAX_RERANK_TRAINING, HATTEN_RERANK_VALIDATING, prefetch["top_K_prefetched_ids_for_reranking"]
+    )
+    return {SYMTAX_PREFETCH_CONFIG_FILE: prefetch, SYMTAX_RERANK_TRAINING_FILE: training}
