@@ -272,7 +272,7 @@ def test_the_run_without_a_database_leads_with_the_resolution_warning(no_context
 
 def test_the_citationr_example_card_loads_every_table_with_its_rows(reviews_example, hf_cache, monkeypatch):
     stats = reviews_example.stats
-    assert stats["queries"]["test"] == 0 and stats["queries"]["train"] > 0
+    assert min(stats["queries"][split] for split in ("train", "validation", "test")) > 0
     check_card_runs(reviews_example, citationr_rows(stats), monkeypatch)
     check_no_absolute_path(reviews_example)
 

@@ -64,24 +64,26 @@ def test_example_end_to_end(tmp_path):
     peerread = json.loads((EXAMPLE / "reviews" / "neurips-style.json").read_text())
     jsonl_reviews = sum('"replyto"' in line for line in (EXAMPLE / "reviews" / "openreview-v2.jsonl").open())
     csv_rows = len((EXAMPLE / "reviews" / "iclr-export.csv").read_text().strip().splitlines()) - 1
-    assert funnel["reviews_in"] == len(peerread["reviews"]) + jsonl_reviews + csv_rows
+    v1_notes = json.loads((EXAMPLE / "reviews" / "openreview-v1-2025.json").read_text())["notes"]
+    v1_replies = sum(len(note["details"]["directReplies"]) for note in v1_notes)
+    assert funnel["reviews_in"] == len(peerread["reviews"]) + jsonl_reviews + csv_rows + v1_replies
     assert stats["dead_letters"] == {
         "metadata:unknown_layout": 1,
         "read_reviews:bad_json": 2,
         "read_reviews:empty_review": 2,
     }
-    # by hand: two reviews are blank (SUBA01's third, RevB3); four ask for papers (REVIEWS_RECOMMEND), five in
+    # by hand: two reviews are blank (SUBA01's third, RevB3); seven ask for papers (REVIEWS_RECOMMEND), nine in
     # all; SUBA01's already cites Spectral Bounds and builds on Curvature-Guided Edge Addition. "Feld et al."
     # names no title or identifier, so it is no paper mention.
     assert funnel["reviews_read"] == funnel["reviews_in"] - 2
     assert funnel["reviews_written"] == len(read_rows(tmp_path / "reviews")) == funnel["reviews_in"] - 2
     assert (funnel["reviews_recommending"], funnel["recommended_resolved"], funnel["recommended_unresolved"]) == (
-        4,
-        5,
+        7,
+        9,
         0,
     )
     mentions = read_rows(tmp_path / "mentions")
-    assert Counter(m["kind"] for m in mentions) == {"recommended": 5, "already_cited": 1, "discussed": 1}
+    assert Counter(m["kind"] for m in mentions) == {"recommended": 9, "already_cited": 1, "discussed": 1}
     positives = read_rows(tmp_path / "positives")
     assert {(p["submission_id"], p["paper_id"]) for p in positives if p["resolved"]} == {
         (submission, paper) for submission, papers in REVIEWS_RECOMMEND.items() for paper in papers
@@ -97,7 +99,7 @@ def test_example_end_to_end(tmp_path):
     )
     assert by_title["Positional Encodings for Sparse Transformers on Graphs"]["paper_id"] == "2106.00404"
     queries = read_rows(tmp_path / "queries")
-    assert {q["submission_id"] for q in queries} == {"neurips-2023:SUBA01", "neurips-2024:SUBB02", "iclr-2022:SUBC03"}
+    assert {q["submission_id"] for q in queries} == set(REVIEWS_RECOMMEND)
     suba = next(q for q in queries if q["submission_id"] == "neurips-2023:SUBA01")
     assert "Curvature-Guided Edge Addition" in suba["reference_titles"]
     assert "2203.00202" not in suba["positive_ids"]
@@ -106,7 +108,7 @@ def test_example_end_to_end(tmp_path):
     papers = json.loads((data / "base" / "papers.json").read_text())
     bibrefs = json.loads((data / "base" / "bibref2info.json").read_text())
     exported = [q for name in ("train", "val", "test") for q in json.loads((data / f"{name}.json").read_text())]
-    assert sum(counts[f"data/{n}.json"] for n in ("train", "val", "test")) == len(exported) == 3
+    assert sum(counts[f"data/{n}.json"] for n in ("train", "val", "test")) == len(exported) == len(REVIEWS_RECOMMEND)
     assert all(pid in papers for q in exported for pid in q["positive_ids"])
     assert set(papers["neurips-2023:SUBA01"]) == {"title", "abstract", "bib_refs"}
     assert [bibrefs[b]["title"] for b in papers["neurips-2023:SUBA01"]["bib_refs"]] == suba["reference_titles"]

@@ -175,9 +175,8 @@ def test_a_shared_name_goes_to_the_strictly_oldest_paper():
     assert choose_named([("undated", None), ("late", 2025)], review_year=2023) == "undated"
 
 
-@pytest.mark.e2e
-@pytest.mark.parametrize("matcher", ["memory", "join"])
-def test_the_pipeline_resolves_names_through_title_heads(tmp_path, matcher):
+def _names_run(tmp_path, matcher: str = "memory", resolve_names: bool = True) -> tuple[dict, dict]:
+    """A run over four reviews naming works and a database of title heads: (name mentions, stats)."""
     reviews = openreview_notes(
         tmp_path / "notes.jsonl",
         [("S1", "Adapters for Small Models")],
@@ -192,7 +191,9 @@ def test_the_pipeline_resolves_names_through_title_heads(tmp_path, matcher):
         tmp_path / "metadata.jsonl",
         [
             s2orc_record("100", "LoRA: Low-Rank Adaptation of Large Language Models", 2021),
-            s2orc_record("200", "BERT: Pre-training of Deep Bidirectional Transformers for Language Understanding", 2018),
+            s2orc_record(
+                "200", "BERT: Pre-training of Deep Bidirectional Transformers for Language Understanding", 2018
+            ),
             s2orc_record("210", "BERT: A Review of Applications in Natural Language Processing", 2020),  # later
             s2orc_record("300", "Twin: Paired Encoders for Retrieval", 2022),
             s2orc_record("310", "Twin: Dual Networks for Tracking", 2022),  # same year: ambiguous
@@ -206,12 +207,20 @@ def test_the_pipeline_resolves_names_through_title_heads(tmp_path, matcher):
             {"reviews": [str(reviews)], "metadata": [str(metadata)]},
             str(tmp_path / "out"),
             title_matcher=matcher,
+            resolve_names=resolve_names,
         )
     rows = read_rows(tmp_path / "out" / "mentions")
     names = {
         (m["review_id"].removeprefix("venue-2023:"), m["text"]): (m["kind"], m["paper_id"], m["resolved_by"])
         for m in rows
     }
+    return names, read_stats(str(tmp_path / "out"))
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("matcher", ["memory", "join"])
+def test_the_pipeline_resolves_names_through_title_heads(tmp_path, matcher):
+    names, stats = _names_run(tmp_path, matcher)
     assert names == {
         ("R1", "LoRA"): (RECOMMENDED, "100", "name"),
         ("R1", "BERT"): (RECOMMENDED, "200", "name"),
@@ -221,7 +230,6 @@ def test_the_pipeline_resolves_names_through_title_heads(tmp_path, matcher):
         ("R3", "LoRA"): (DISCUSSED, None, None),
         ("R4", "Tiebreak"): (RECOMMENDED, None, None),
     }
-    stats = read_stats(str(tmp_path / "out"))
     assert stats["resolution"] == {
         "resolved_by:name": 2,
         "unresolved:name_after_review": 1,
@@ -233,6 +241,20 @@ def test_the_pipeline_resolves_names_through_title_heads(tmp_path, matcher):
     assert all(stats["checks"].values())
     positives = {p["paper_id"] for p in read_rows(tmp_path / "out" / "positives") if p["resolved"]}
     assert positives == {"100", "200"}
+
+
+@pytest.mark.e2e
+def test_without_name_resolution_every_recommended_name_stays_unresolved_and_counted(tmp_path):
+    names, stats = _names_run(tmp_path, resolve_names=False)
+    recommended_names = [("R1", "LoRA"), ("R1", "BERT"), ("R2", "Twin"), ("R2", "GhostNetZ"), ("R2", "Zo")]
+    assert names == {
+        **{name: (RECOMMENDED, None, None) for name in recommended_names},
+        ("R3", "LoRA"): (DISCUSSED, None, None),
+        ("R4", "Tiebreak"): (RECOMMENDED, None, None),
+    }
+    assert stats["resolution"] == {"unresolved:name_not_looked_up": 6}
+    assert (stats["funnel"]["recommended_resolved"], stats["funnel"]["recommended_unresolved"]) == (0, 6)
+    assert stats["options"]["resolve_names"] is False and all(stats["checks"].values())
 
 
 @pytest.mark.parametrize(

@@ -81,7 +81,7 @@ def test_smoke_run_writes_results(example, tmp_path, monkeypatch):
     argv = ["--dataset", str(example), "--preset", "smoke", "--build_tiny_model", str(tmp_path / "tiny")]
     argv += ["--output", str(out), "--split", "train", "validation", "--iterations", "2", "--validate_every", "2"]
     main(argv)
-    # the bundled example has 2 train and 1 validation query and no test query
+    # the bundled example has 3 train, 1 validation and 1 test query
     for split in ("train", "validation"):
         result = json.loads((out / f"results_{split}.json").read_text())
         assert "dataset_versions" in result and result["options"]["preset"] == "smoke"

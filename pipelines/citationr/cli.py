@@ -95,6 +95,16 @@ class CitationrOptions(PipelineOptions):
             "1.00 (docs/citationr.md).",
         )
         algo.add_argument(
+            "--no_resolve_names",
+            dest="resolve_names",
+            action="store_false",
+            default=True,
+            help='Leave works named by name ("compare with LoRA") unresolved; by default each resolves to the '
+            "database paper whose title begins with the name. For a database that may lack those works: a "
+            'namesake\'s title can begin with the name ("CLIP" -> "Clip: A Tool for Mapping Hierarchical Schemas" '
+            "in ACM-CR).",
+        )
+        algo.add_argument(
             "--name_model",
             default="",
             help='Decide the works a reviewer names ("compare with LoRA"), found anywhere in a review, by the '
@@ -186,6 +196,7 @@ def configure(request: RunRequest) -> Plan:
         grobid=grobid,
         grobid_citations=grobid_citations,
         spot_titles=options.spot_database_titles,
+        resolve_names=options.resolve_names,
     )
     return Plan(build, include_unresolved=options.export_unresolved)
 

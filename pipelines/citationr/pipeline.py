@@ -63,10 +63,12 @@ def build_pipeline(
     grobid_citations: bool = False,
     exports: ExportPlan = NO_EXPORTS,
     spot_titles: bool = False,
+    resolve_names: bool = True,
 ):
     """Wire the stages; returns the final PCollection (the output directory, once written). `grobid` reads the
     submissions' PDFs (`inputs["pdfs"]`) and, with `grobid_citations`, the reviewers' reference strings. With
-    `spot_titles`, the database's titles are spotted in the reviews (`MineMentions`; the database in memory)."""
+    `spot_titles`, the database's titles are spotted in the reviews (`MineMentions`; the database in memory). Without
+    `resolve_names`, works named by name stay unresolved (`ResolveNames`)."""
     read_config = read_config or ReadConfig()
     config = config or CitationrConfig()
     mentions = mentions or MentionConfig()
@@ -91,7 +93,7 @@ def build_pipeline(
         found = references["mentions"]
         dead_letters.append(references[DEAD])
         tallies.append(references[TALLY])
-    names = {"mentions": found, "papers": database["papers"]} | "ResolveNames" >> ResolveNames()
+    names = {"mentions": found, "papers": database["papers"]} | "ResolveNames" >> ResolveNames(resolve_names)
     found = names["mentions"]
     tallies.append(names[TALLY])
     resolved = {"mentions": found, "papers": database["papers"]} | "ResolveMentions" >> ResolveMentions(
@@ -130,6 +132,7 @@ def build_pipeline(
         **({"grobid": grobid.as_metadata()} if grobid is not None else {}),
         "grobid_citations": grobid is not None and grobid_citations,
         "spot_database_titles": spot_titles,
+        "resolve_names": resolve_names,
     }
     return {
         "mentions": resolved["mentions"],

@@ -123,10 +123,18 @@ def _heads_among(paper, wanted: dict[str, None]) -> Iterator:
 class _ApplyNamesFn(TallyingFn):
     """Each mention, a recommended name resolved to the paper chosen (`mapping.names.choose_named`, none dated after
     the review) for its first key that has one (`named`: the (paper id, year) pairs per key, a side input), and
-    every looked-up name's outcome counted."""
+    every looked-up name's outcome counted. Not `enabled`: no name is resolved, each counted `name_not_looked_up`."""
+
+    def __init__(self, enabled: bool = True) -> None:
+        super().__init__()
+        self.enabled = enabled
 
     def process(self, record: MentionRecord, named: dict[str, list[tuple[str, int | None]]]) -> Iterator:
-        if _looked_up(record):
+        if _looked_up(record) and not self.enabled:
+            tally = self.tallies(NAMESPACE)
+            tally("unresolved:name_not_looked_up")
+            yield from tally.emit()
+        elif _looked_up(record):
             tally = self.tallies(NAMESPACE)
             keys = mention_name_keys(record.mention.text)
             chosen = (choose_named(named[k], record.review_year) for k in keys if k in named)
@@ -151,12 +159,18 @@ class ResolveNames(beam.PTransform):
     with LoRA") resolved to the database paper whose title's head is that name ("LoRA: Low-Rank Adaptation of
     ..."; `mapping.names`). The names' keys reach the database as a side input (a run's names are few), the
     papers per key reach the mentions as another, where each mention chooses among those not dated after its
-    review; no worker holds the database."""
+    review; no worker holds the database. `enabled=False` (`--no_resolve_names`): names stay unresolved, counted.
+    In a database that lacks the work a name means, a namesake's title can begin with it ("CLIP" -> "Clip: A Tool
+    for Mapping Hierarchical Schemas")."""
+
+    def __init__(self, enabled: bool = True) -> None:
+        super().__init__()
+        self.enabled = enabled
 
     def expand(self, inputs):
         keys = (
             inputs["mentions"]
-            | "NameKeys" >> beam.FlatMap(name_keys_of)
+            | "NameKeys" >> beam.FlatMap(name_keys_of if self.enabled else lambda _: [])
             | "DistinctNameKeys" >> beam.Distinct()
             | "AsKeys" >> beam.Map(lambda key: (key, None))
         )
@@ -167,7 +181,7 @@ class ResolveNames(beam.PTransform):
             | "PapersOfName" >> beam.MapTuple(lambda key, papers: (key, sorted(set(papers), key=repr)))
         )
         resolved = inputs["mentions"] | "ApplyNames" >> beam.ParDo(
-            _ApplyNamesFn(), named=beam.pvalue.AsDict(named)
+            _ApplyNamesFn(self.enabled), named=beam.pvalue.AsDict(named)
         ).with_outputs(TALLY, main="mentions")
         return {"mentions": resolved.mentions, TALLY: resolved[TALLY]}
 

@@ -52,12 +52,16 @@ def database_papers(examples: Path = EXAMPLES) -> dict[str, dict]:
 # examples/reviews, read by hand (its README says what each file holds): the papers each submission's reviewers
 # ask for that the database holds. SUBA01's first review lists 2101.00101 by arXiv id (its other entry,
 # 2203.00202, is already in the submission's bibliography) and its second links arxiv.org/abs/2207.00505;
-# SUBB02's RevB1 names two titles; SUBC03's RevC1 quotes one. No other review asks for a paper. Ids carry the
-# venue each file names: NeurIPS 2023 (PeerRead `conference`), NeurIPS 2024 and ICLR 2022 (the notes' invitations).
+# SUBB02's RevB1 names two titles; SUBC03's RevC1 quotes one; SUBD04's RevD1 lists two references (an arXiv id and
+# a title); SUBE07's RevE1 quotes a title and its RevE2 links arxiv.org/abs/2106.00404. No other review asks for a
+# paper. Ids carry the venue each file names: NeurIPS 2023 (PeerRead `conference`), NeurIPS 2024, ICLR 2022 and
+# NeurIPS 2025 (the notes' invitations).
 REVIEWS_RECOMMEND = {
     "neurips-2023:SUBA01": {"2101.00101", "2207.00505"},
     "neurips-2024:SUBB02": {"2106.00404", "2207.00505"},
     "iclr-2022:SUBC03": {"2110.00606"},
+    "neurips-2025:SUBD04": {"2110.00606", "2207.00505"},
+    "neurips-2025:SUBE07": {"2207.00505", "2106.00404"},
 }
 REVIEWS_EXAMPLE = REPO / "examples" / "reviews"
 
