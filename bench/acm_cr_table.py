@@ -14,13 +14,19 @@ with leave-citing-papers-out folds:
 - systems: BM25 (`trainers.bm25`, 1.2/0.75, no training); all-MiniLM-L6-v2 zero-shot as a bi-encoder (mean
   pooling, cosine; query = context, then the citing title and abstract, as `trainers.submodular.query_text`);
   the cross-encoder reranker of `trainers.rerank_model` fine-tuned from all-MiniLM-L6-v2 per fold over BM25's
-  candidates (`--rerank_depth` reranked, BM25's order below). Every ranking excludes the citing paper and papers
-  dated after it.
+  candidates (`--rerank_depth` reranked, BM25's order below); HAtten (`trainers.hatten_training.train_hatten`,
+  GloVe `--glove` fixed, heads dividing its dimension, no moving average) as a prefetcher trained per fold;
+  Citeomatic (`trainers.citeomatic.train_citeomatic`, NNSelect + NNRank on GloVe) per fold, a paper-level
+  recommender, so every context of a citing paper gets that paper's list; Kieu et al. (`trainers.submodular`:
+  all-MiniLM-L6-v2 fine-tuned Siamese then triplet per fold, the submodular choice of 10 first, the plain ranking
+  after). Every ranking excludes the citing paper and papers dated after it.
 - figures: MRR (over the top `--depth`), Recall@10, nDCG@10, each with a percentile bootstrap 95% interval
   (`trainers.metrics.bootstrap_ci`, queries resampled, `--resamples`, `--seed`), the paired difference to BM25
   with its interval, and the CPU minutes of each system (`resource.getrusage`, this process, all threads).
 
-Writes OUTPUT/table.json (options, pool, folds, rows, per-query values) and OUTPUT/table.md.
+Writes OUTPUT/table.json (options, pool, folds, rows, per-query values) and OUTPUT/table.md. Systems run one
+after another; runs of some systems each (in parallel processes, say) are joined with `--merge RUN ... --output
+OUTPUT`, which refuses runs of another pool, folds or contexts.
 """
 
 from __future__ import annotations
@@ -73,6 +79,53 @@ def citing_folds(queries: Sequence[ContextQuery], folds: int, seed: int) -> list
     return [sorted(citing[i::folds]) for i in range(folds)]
 
 
+def fold_dataset(dataset: CitationDataset, queries: Sequence[ContextQuery], tested: Sequence[str]) -> CitationDataset:
+    """One fold as a dataset the trainers read: `train` = the contexts of every citing paper not in `tested`,
+    `test` = those of `tested`; the same papers and candidate pool (no context of a tested paper is trained on)."""
+    tested_set = set(tested)
+    train = [q for q in queries if q.citing_id not in tested_set]
+    test = [q for q in queries if q.citing_id in tested_set]
+    return CitationDataset(dataset.papers, {"train": train, "test": test}, dataset.pool)
+
+
+def pooled(queries: Sequence[ContextQuery], per_fold: Sequence[dict[str, list[str]]]) -> list[list[str]]:
+    """The folds' rankings (context id -> ranking) as one list in query order; each context must be ranked by
+    exactly one fold, or the pooled figures would count a query twice or not at all."""
+    ranking: dict[str, list[str]] = {}
+    for fold in per_fold:
+        twice = ranking.keys() & fold.keys()
+        if twice:
+            raise ValueError(f"{len(twice)} contexts ranked by two folds, e.g. {sorted(twice)[0]}")
+        ranking.update(fold)
+    missing = [q.context_id for q in queries if q.context_id not in ranking]
+    if missing:
+        raise ValueError(f"{len(missing)} contexts ranked by no fold, e.g. {missing[0]}")
+    return [ranking[q.context_id] for q in queries]
+
+
+def merge_tables(tables: Sequence[dict]) -> dict:
+    """Tables of separate runs (one system each, say) as one: the same pool, folds and contexts required; rows in
+    order of first appearance, a system already present (BM25 in each run) kept once."""
+    first = tables[0]
+    for other in tables[1:]:
+        for key in ("ids", "seed"):
+            if other["pool"][key] != first["pool"][key]:
+                raise ValueError(f"the tables differ in pool {key}: not the same benchmark")
+        if other["folds"] != first["folds"] or other["per_query"]["context_ids"] != first["per_query"]["context_ids"]:
+            raise ValueError("the tables differ in folds or contexts: not the same benchmark")
+    rows, values = [], {}
+    for table in tables:
+        for row in table["rows"]:
+            if row["system"] not in values:
+                rows.append(row)
+                values[row["system"]] = table["per_query"][row["system"]]
+    merged = dict(first)
+    merged["rows"], merged["markdown"] = rows, markdown(rows)
+    merged["per_query"] = {"context_ids": first["per_query"]["context_ids"], **values}
+    merged["merged_from"] = [table.get("date") for table in tables]
+    return merged
+
+
 def per_query(rankings: Sequence[Sequence[str]], queries: Sequence[ContextQuery]) -> dict[str, list[float]]:
     """Each query's MRR, Recall@10 and nDCG@10, in query order."""
     relevant = [set(q.cited_ids) for q in queries]
@@ -122,6 +175,185 @@ def minilm_rankings(
         top = np.argsort(-scores, kind="stable")[:depth]
         rankings.append([pool[i] for i in top if np.isfinite(scores[i])])
     return rankings
+
+
+def hatten_rankings(
+    dataset: CitationDataset,
+    queries: Sequence[ContextQuery],
+    folds: list[list[str]],
+    options: argparse.Namespace,
+    log: Callable[[str], None],
+) -> list[list[str]]:
+    """Per fold: `trainers.hatten_training.train_hatten` on the other folds' contexts (GloVe `options.glove`,
+    fixed; heads that divide its dimension), then the tested contexts prefetched from the pool."""
+    import tempfile
+
+    import torch
+
+    from trainers.hatten_training import HAttenTrainConfig, QuerySearch, build_index, make_model, train_hatten
+
+    device = torch.device("cpu")
+    per_fold = []
+    for index, tested in enumerate(folds):
+        start = time.perf_counter()
+        fold = fold_dataset(dataset, queries, tested)
+        torch.manual_seed(options.seed + index)
+        overrides = {"hidden_dim": options.hatten_hidden, "num_heads": 8}
+        model, vocabulary = make_model(fold, overrides, options.glove)
+        config = HAttenTrainConfig(
+            queries_per_batch=options.hatten_batch, max_iterations=options.hatten_iterations,
+            refresh_every=options.hatten_refresh, moving_average_decay=0.0, checkpoint_every=0,
+            checkpoint_minutes=1e9, seed=options.seed + index,
+        )  # fmt: skip
+        with tempfile.TemporaryDirectory() as work:
+            train_hatten(fold, model, vocabulary, Path(work), config, device, amp=False, resume=False, progress=False)
+        model.eval()
+        index_ = build_index(model, vocabulary, fold, device)
+        test = fold.queries["test"]
+        rankings, _ = QuerySearch(model, vocabulary, fold, index_, device).prefetch(test, options.depth)
+        per_fold.append({q.context_id: r for q, r in zip(test, rankings, strict=True)})
+        log(f"  HAtten fold {index + 1}/{len(folds)}: {model.config.embed_dim}-d, {model.config.num_heads} heads, "
+            f"trained on {len(fold.queries['train'])}, tested {len(test)} "
+            f"({time.perf_counter() - start:.0f} s)")  # fmt: skip
+    return pooled(queries, per_fold)
+
+
+def citeomatic_rankings(
+    dataset: CitationDataset,
+    queries: Sequence[ContextQuery],
+    folds: list[list[str]],
+    options: argparse.Namespace,
+    log: Callable[[str], None],
+) -> list[list[str]]:
+    """Per fold: `trainers.citeomatic.train_citeomatic` (NNSelect then NNRank, GloVe `options.glove`) on the other
+    folds' citing papers; Citeomatic recommends for a whole paper, so every context of a tested citing paper gets
+    its paper's list (title + abstract as the query, the context text unused)."""
+    from dataclasses import replace
+
+    import torch
+
+    from trainers.checkpoints import Checkpointer
+    from trainers.citeomatic import (
+        Corpus,
+        PaperQuery,
+        Selector,
+        embed_papers,
+        global_queries,
+        rank_candidates,
+        train_citeomatic,  # fmt: skip
+        training_texts,
+    )
+    from trainers.citeomatic_model import CiteomaticConfig, fit_vocabulary
+    from trainers.pretrained import load_word_vectors
+
+    device = torch.device("cpu")
+    per_fold = []
+    for index, tested in enumerate(folds):
+        start = time.perf_counter()
+        fold = fold_dataset(dataset, queries, tested)
+        torch.manual_seed(options.seed + index)
+        config = CiteomaticConfig(
+            select_samples_per_epoch=options.cite_samples, select_total_samples=2 * options.cite_samples,
+            rank_samples_per_epoch=options.cite_samples // 4, rank_total_samples=options.cite_samples // 2,
+        )  # fmt: skip
+        vocabulary = fit_vocabulary(training_texts(fold), config.max_features)
+        glove_vocabulary, vectors = load_word_vectors(options.glove, keep=set(vocabulary.words))
+        pretrained = np.zeros((len(vocabulary), vectors.shape[1]), dtype=np.float32)
+        for word, i in glove_vocabulary.index.items():
+            if i > 1 and word in vocabulary.index:
+                pretrained[vocabulary.index[word]] = vectors[i]
+        config = replace(config, dense_dim=int(vectors.shape[1]))
+        corpus = Corpus(fold, vocabulary, config)
+        train = global_queries(fold, "train")
+        with tempfile_dir() as work:
+            checkpoints = Checkpointer(work / "last.pt", 0, 1e9, resume=False)
+            with checkpoints:
+                trained = train_citeomatic(corpus, train, config, device, pretrained, options.seed + index, checkpoints)
+        selector = Selector(corpus, embed_papers(trained["nnselect"], corpus, device))
+        test = fold.queries["test"]
+        by_paper: dict[str, list[str]] = {}
+        for query in test:
+            if query.citing_id not in by_paper:
+                paper = PaperQuery(query.citing_id, (), query.citing_date)
+                candidates = selector.candidates(paper, config)
+                ranked = rank_candidates(trained["nnrank"], corpus, selector, paper, candidates, device)
+                by_paper[query.citing_id] = ranked[: options.depth]
+        per_fold.append({q.context_id: by_paper[q.citing_id] for q in test})
+        log(f"  Citeomatic fold {index + 1}/{len(folds)}: {len(train)} training papers, {len(by_paper)} tested "
+            f"({time.perf_counter() - start:.0f} s)")  # fmt: skip
+    return pooled(queries, per_fold)
+
+
+def kieu_rankings(
+    dataset: CitationDataset,
+    queries: Sequence[ContextQuery],
+    folds: list[list[str]],
+    options: argparse.Namespace,
+    log: Callable[[str], None],
+) -> list[list[str]]:
+    """Per fold: Kieu et al. (`trainers.submodular`): all-MiniLM-L6-v2 fine-tuned on the other folds' citation
+    graph (`run_phase`, Siamese then triplet, random negatives), the pool embedded, and per tested context the
+    greedy submodular choice of 10 of its top `--depth` candidates (`select_for_queries`) first, then the rest of
+    the plain ranking."""
+    import torch
+
+    from trainers.checkpoints import Checkpointer
+    from trainers.submodular import (
+        citation_graph,
+        embed_queries,
+        index_papers,
+        load_sbert,
+        model_pooling,
+        parse_args,  # fmt: skip
+        run_phase,
+        select_for_queries,
+    )
+
+    device = torch.device("cpu")
+    length = ["--max_length", str(options.kieu_max_length)]
+    train_args = parse_args(["train", "--dataset", "-", "--output", "-", "--model", MINILM, "--max_steps",
+                             str(options.kieu_steps), *length])  # fmt: skip
+    train_args.pooling, train_args.no_progress = model_pooling(MINILM), True
+    eval_args = parse_args(["evaluate", "--dataset", "-", "--checkpoint", "-", "--candidates", str(options.depth),
+                            "--ks", "10", *length])  # fmt: skip
+    eval_args.pooling, eval_args.query_text = train_args.pooling, train_args.query_text
+    per_fold = []
+    for index, tested in enumerate(folds):
+        start = time.perf_counter()
+        fold = fold_dataset(dataset, queries, tested)
+        train, test = fold.queries["train"], fold.queries["test"]
+        torch.manual_seed(options.seed + index)
+        encoder, tokenizer = load_sbert(MINILM, device)
+        rng = random.Random(options.seed + index)
+        graph = citation_graph(train)
+        with tempfile_dir() as work:
+            checkpoints = Checkpointer(work / "last.pt", 0, 1e9, resume=False)
+            with checkpoints:
+                for objective in ("siamese", "triplet"):
+                    run_phase(objective, encoder, tokenizer, fold, train, graph, train_args, device, rng,
+                              checkpoints, [])  # fmt: skip
+        encoder.eval()
+        paper_index = index_papers(encoder, tokenizer, fold, eval_args, device)
+        vectors = embed_queries(encoder, tokenizer, fold, test, eval_args, device)
+        plain, chosen = select_for_queries(vectors, paper_index, test, eval_args)
+        per_fold.append({q.context_id: c + [p for p in r if p not in set(c)]
+                         for q, r, c in zip(test, plain, chosen, strict=True)})  # fmt: skip
+        log(f"  Kieu fold {index + 1}/{len(folds)}: trained on {len(train)}, tested {len(test)} "
+            f"({time.perf_counter() - start:.0f} s)")  # fmt: skip
+    return pooled(queries, per_fold)
+
+
+def tempfile_dir():
+    """A temporary directory as a `Path` context (the trainers write checkpoints the table does not keep)."""
+    import contextlib
+    import tempfile
+
+    @contextlib.contextmanager
+    def directory():
+        with tempfile.TemporaryDirectory() as work:
+            yield Path(work)
+
+    return directory()
 
 
 def train_reranker(
@@ -279,11 +511,30 @@ def run(
         rankings = minilm_rankings(data, queries, options.depth, options.max_length)
         add("all-MiniLM-L6-v2 zero-shot bi-encoder", rankings, cpu_seconds() - start,
             f"mean pooling, cosine, {options.max_length} tokens; no training")  # fmt: skip
+    if "hatten" in options.systems:
+        start = cpu_seconds()
+        rankings = hatten_rankings(data, queries, folds, options, log)
+        add(f"HAtten ({options.glove}, fine-tuned per fold)", rankings, cpu_seconds() - start,
+            f"{options.hatten_iterations} iterations x {options.hatten_batch} queries a fold, refresh every "
+            f"{options.hatten_refresh}, hidden {options.hatten_hidden}; {len(folds)} folds")  # fmt: skip
+    if "citeomatic" in options.systems:
+        start = cpu_seconds()
+        rankings = citeomatic_rankings(data, queries, folds, options, log)
+        add(f"Citeomatic ({options.glove}, per citing paper)", rankings, cpu_seconds() - start,
+            f"NNSelect {2 * options.cite_samples:,} rows, NNRank {options.cite_samples // 2:,} rows a fold; "
+            f"{len(folds)} folds")  # fmt: skip
+    if "kieu" in options.systems:
+        start = cpu_seconds()
+        rankings = kieu_rankings(data, queries, folds, options, log)
+        add("Kieu et al. (all-MiniLM-L6-v2 fine-tuned + submodular)", rankings, cpu_seconds() - start,
+            f"Siamese then triplet, {options.kieu_steps} steps of 16 each a fold, {options.kieu_max_length} tokens; "
+            f"submodular top 10 of {options.depth}; {len(folds)} folds")  # fmt: skip
     if "rerank" in options.systems:
         start = cpu_seconds()
         candidates = {q.context_id: r for q, r in zip(queries, bm25, strict=True)}
         rankings = reranked_rankings(data, queries, candidates, folds, options, log)
-        add(f"BM25 top {options.rerank_depth} + MiniLM reranker (fine-tuned)", rankings, cpu_seconds() - start,
+        system = f"BM25 top {options.rerank_depth} + MiniLM reranker ({options.steps} steps a fold)"
+        add(system, rankings, cpu_seconds() - start,
             f"{options.steps} steps x {options.n_document} documents a fold, lr {options.learning_rate}, "
             f"{options.max_length} tokens; {len(folds)} folds")  # fmt: skip
     return table()
@@ -293,13 +544,20 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m bench.acm_cr_table", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--dataset", required=True, help="An `--recipe acm-cr` dataset (Parquet shards).")
+    parser.add_argument("--dataset", help="An `--recipe acm-cr` dataset (Parquet shards).")
+    parser.add_argument(
+        "--merge", nargs="+", metavar="RUN", help="Instead of running: merge these runs' table.json into OUTPUT."
+    )
     parser.add_argument("--output", required=True, help="Directory for table.json and table.md.")
     parser.add_argument("--pool", type=int, default=5000, help="Candidate papers (every cited one, then sampled).")
     parser.add_argument("--folds", type=int, default=5, help="Leave-citing-papers-out folds for what trains.")
     parser.add_argument("--seed", type=int, default=0, help="Pool sample, folds, training and bootstrap seed.")
     parser.add_argument("--resamples", type=int, default=1000, help="Bootstrap resamples of the queries.")
-    parser.add_argument("--systems", default="bm25,minilm,rerank", help="Comma list: minilm, rerank (BM25 always).")
+    parser.add_argument(
+        "--systems",
+        default="bm25,minilm,rerank,hatten,citeomatic,kieu",
+        help="Comma list: minilm, rerank, hatten, citeomatic, kieu (BM25 always).",
+    )
     parser.add_argument("--context_field", default="char_context", choices=("char_context", "sentence_context"))
     parser.add_argument("--depth", type=int, default=100, help="Papers ranked per context (MRR's cut-off).")
     parser.add_argument("--rerank_depth", type=int, default=20, help="BM25 candidates the reranker reorders.")
@@ -308,6 +566,14 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--negatives_from", type=int, default=50, help="Negatives drawn from BM25's top N.")
     parser.add_argument("--learning_rate", type=float, default=2e-5, help="Reranker fine-tuning rate.")
     parser.add_argument("--max_length", type=int, default=192, help="Tokens per text (bi-encoder) or pair.")
+    parser.add_argument("--glove", default="glove-6b-50d", help="Word vectors of HAtten and Citeomatic.")
+    parser.add_argument("--hatten_iterations", type=int, default=300, help="HAtten training iterations a fold.")
+    parser.add_argument("--hatten_batch", type=int, default=32, help="HAtten queries per iteration.")
+    parser.add_argument("--hatten_refresh", type=int, default=100, help="HAtten iterations between re-minings.")
+    parser.add_argument("--hatten_hidden", type=int, default=256, help="HAtten feed-forward size.")
+    parser.add_argument("--cite_samples", type=int, default=20_000, help="Citeomatic NNSelect rows an epoch.")
+    parser.add_argument("--kieu_steps", type=int, default=30, help="Kieu: SBERT steps per objective a fold.")
+    parser.add_argument("--kieu_max_length", type=int, default=96, help="Kieu: tokens per text.")
     parser.add_argument("--threads", type=int, default=2, help="torch threads.")
     parser.add_argument("--limit_queries", type=int, default=0, help="Only the first N contexts (smoke runs).")
     return parser
@@ -317,6 +583,13 @@ def main(argv: list[str] | None = None) -> dict:
     options = build_parser().parse_args(argv)
     options.systems = [s.strip() for s in options.systems.split(",") if s.strip()]
     output = Path(options.output)
+    if options.merge:
+        table = merge_tables([json.loads((Path(r) / "table.json").read_text(encoding="utf-8")) for r in options.merge])
+        write(table, output)
+        print(table["markdown"] + f"\nmerged into {output / 'table.md'} and {output / 'table.json'}")
+        return table
+    if not options.dataset:
+        raise SystemExit("error: --dataset is required unless --merge is given")
     table = run(load_dataset(options.dataset, options.context_field), options, output=output)
     print(table["markdown"] + f"\nwritten to {output / 'table.md'} and {output / 'table.json'}")
     return table
