@@ -59,3 +59,20 @@ def test_index_never_returns_the_citing_paper_or_later_papers():
     assert index.search(query, 10, ["a"], [dt.date(2021, 1, 1)]) == [["c", "d"]]  # b is later, a is the citing paper
     assert index.search(query, 10, ["zzz"], [None]) == [["a", "b", "c", "d"]]
     assert index.search(query, 2, ["zzz"], [None]) == [["a", "b"]]
+
+
+def test_single_queries_give_the_batchs_rows_from_one_position_map():
+    """Each query searched alone ranks as its row of the batch, and every search reads the index's one id ->
+    position map (a rebuild per call cost a single query O(papers)): a map changed in place is what counts."""
+    rng = np.random.default_rng(1)
+    ids = [f"p{i}" for i in range(40)]
+    dates = [dt.date(2000 + i % 20, 1, 1) for i in range(40)]
+    index = PaperIndex.build(ids, torch.from_numpy(normalised(rng, 40, 8)), dates)
+    queries = torch.from_numpy(normalised(rng, 6, 8))
+    citing, when = ["p3", "p7", "zzz", "p0", "p39", "p12"], [dt.date(2030, 6, 1)] * 6
+    batch = index.search(queries, 5, citing, when)
+    alone = [index.search(queries[q : q + 1], 5, citing[q : q + 1], when[q : q + 1])[0] for q in range(6)]
+    assert alone == batch and all(c not in row for c, row in zip(citing, batch, strict=True))
+    top = index.search(queries[:1], 1, ["zzz"], [None])[0][0]
+    index.positions["zzz"] = ids.index(top)  # "zzz" now names the top paper: it is the citing paper, left out
+    assert top not in index.search(queries[:1], 5, ["zzz"], [None])[0]

@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 import torch
@@ -152,6 +153,12 @@ class PaperIndex:
         days = torch.tensor([day_number(d, UNKNOWN_PAPER_DAY) for d in dates], dtype=torch.long)
         return cls(paper_ids, embeddings, days.to(embeddings.device))
 
+    @cached_property
+    def positions(self) -> dict[str, int]:
+        """Each paper id's position, built once per index: rebuilt per search, it cost a single query O(papers)
+        of Python (about 0.4 s at 1.7M papers), many times the search itself on a GPU."""
+        return {paper_id: i for i, paper_id in enumerate(self.paper_ids)}
+
     def search_positions(
         self,
         query_embeddings: torch.Tensor,
@@ -163,7 +170,7 @@ class PaperIndex:
     ) -> np.ndarray:
         """Positions in `paper_ids` of the top-k papers per query, best first, -1 where fewer than k papers may be
         returned; never the citing paper nor a paper published after it. int32 (Q, k)."""
-        position = {paper_id: i for i, paper_id in enumerate(self.paper_ids)}
+        position = self.positions
         device = self.embeddings.device
         query_days = torch.tensor([day_number(d, UNKNOWN_QUERY_DAY) for d in citing_dates], device=device)
         excluded = torch.tensor([position.get(c, -1) for c in citing_ids], dtype=torch.long, device=device)
