@@ -4,6 +4,7 @@ same functions, on corpora of real GROBID TEI replicated under new arXiv ids.
     python bench/pipeline.py                                    # 100, 1,000 and 5,000 papers
     python bench/pipeline.py --papers 100,1000 --json /tmp/pipeline.json
     python bench/pipeline.py --repeat 3                         # three paired runs a size, medians
+    python bench/pipeline.py --papers 100,1000 --repeat 3 --baseline ../wt-base   # against another checkout
 
 The corpus of N papers: the real TEI under ../shared/data/grobid (or $CITREC_SHARED_DATA/grobid), copy k of
 template k mod 37, with its header ids replaced by the arXiv id 2301.k (its title, markup and bibliography kept,
@@ -18,9 +19,15 @@ imports, `cpu_total_s` from the process start. Beam runs `python -m pipelines.ar
 same functions (`parse_document_file`, `parse_metadata_line`, `merge_paper_group`, `InMemoryMatcher`,
 `cut_contexts`, `keep_context`, `date_and_split`, the row functions, `dataset_files`) with dicts for the
 joins, times each stage (CPU seconds: the per-stage costs docs/scale.md extrapolates from), and writes the
-same tables; the benchmark checks that both wrote the same contexts, papers and citations rows. In the Beam
-run, the bytes every GroupByKey receives (the runner's shuffle: what a Dataflow job pays shuffle for) are
-counted per step.
+same tables, with the objects alive before it frozen out of the garbage collector's full collections as the
+pipeline's in-process run has them (`pipelines.skeleton.heap_so_far_frozen`); the benchmark checks that both
+wrote the same contexts, papers and citations rows. In the Beam run, the bytes every GroupByKey receives (the
+runner's shuffle: what a Dataflow job pays shuffle for) are counted per step.
+
+With `--baseline DIR` (a checkout of another revision, e.g. `git worktree add DIR HEAD`) every run is paired with
+the same run of DIR's own `bench/pipeline.py` on the same corpus, in turns (baseline loop, loop, baseline Beam,
+Beam, then again), so that load on the machine weighs on both sides alike: the ratios this/baseline of each pair,
+their median and range, and whether both wrote the same rows.
 
 Prints one line per run and the ratios, and writes everything to --json.
 """
@@ -188,9 +195,8 @@ def run_loop(corpus: Path, output: Path) -> dict[str, float]:
     from mapping.in_memory import InMemoryMatcher
     from mapping.matcher import MatchConfig
     from mapping.records import Paper, ParsedDocument
-    from mapping.taxonomy import taxonomy_fields
     from pipelines.inputs import MAX_DOCUMENT_BYTES
-    from pipelines.transforms import merge_paper_group
+    from pipelines.transforms import citing_fields, merge_paper_group
 
     clock = StageClock()
     tallies: Counter[str] = Counter()
@@ -266,16 +272,7 @@ def run_loop(corpus: Path, output: Path) -> dict[str, float]:
         contexts = []
         for document, resolutions in resolved:
             mapping = {r.bib_id: r.paper_id for r in resolutions}
-            citing = taxonomy_fields(document.categories)
-            for context in cut_contexts(document, mapping, context_config, count):
-                contexts.append(
-                    replace(
-                        context,
-                        citing_categories=citing["categories"],
-                        citing_primary_category=citing["primary_category"],
-                        citing_acm_classes=citing["acm_classes"],
-                    )
-                )
+            contexts.extend(cut_contexts(document, mapping, context_config, count, citing_fields(document)))
         return contexts
 
     contexts = clock("cut_contexts", cut)
@@ -390,7 +387,14 @@ def run_beam(corpus: Path, output: Path, matcher: str = "memory") -> dict[str, i
 # What each run imports before its clock starts (the loop's `merge_paper_group` lives in
 # pipelines.transforms, so both processes hold Beam's modules).
 IMPORTS = {
-    "loop": ("pyarrow.parquet", "extractors.dataset", "extractors.contexts", "mapping.matcher", "pipelines.transforms"),
+    "loop": (
+        "pyarrow.parquet",
+        "extractors.dataset",
+        "extractors.contexts",
+        "mapping.matcher",
+        "pipelines.transforms",
+        "pipelines.skeleton",
+    ),
     "beam": ("pipelines.arsyta",),
 }
 
@@ -403,7 +407,13 @@ def child(mode: str, corpus: Path, output: Path, matcher: str) -> None:
         importlib.import_module(module)
     before = _cpu()
     wall = time.perf_counter()
-    detail = run_loop(corpus, output) if mode == "loop" else run_beam(corpus, output, matcher)
+    if mode == "loop":
+        from pipelines.skeleton import heap_so_far_frozen
+
+        with heap_so_far_frozen():  # as the pipeline runs in process (`DatasetPipeline.run`)
+            detail = run_loop(corpus, output)
+    else:
+        detail = run_beam(corpus, output, matcher)
     wall = time.perf_counter() - wall
     after = _cpu()
     peak_kib = max(resource.getrusage(r).ru_maxrss for r in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
@@ -440,15 +450,76 @@ def table_rows(folder: Path, table: str) -> list[str]:
     return sorted(rows)
 
 
-def run_child(mode: str, corpus: Path, output: Path, matcher: str) -> dict:
+def run_child(mode: str, corpus: Path, output: Path, matcher: str, checkout: Path = REPO) -> dict:
+    """One run of `mode` in a child process of `checkout`'s own bench/pipeline.py (this one's by default)."""
     if output.exists():
         subprocess.run(["rm", "-rf", str(output)], check=True)
-    command = [sys.executable, __file__, "--child", mode, "--corpus", str(corpus), "--run_output", str(output)]
+    script = checkout / "bench" / "pipeline.py"
+    command = [sys.executable, str(script), "--child", mode, "--corpus", str(corpus), "--run_output", str(output)]
     command += ["--matcher", matcher]
-    done = subprocess.run(command, capture_output=True, text=True, env={**os.environ, "PYTHONHASHSEED": "0"})
+    env = {**os.environ, "PYTHONHASHSEED": "0", "PYTHONPATH": str(checkout)}
+    done = subprocess.run(command, capture_output=True, text=True, env=env, cwd=checkout)
     if done.returncode != 0:
-        raise SystemExit(f"{mode} run failed:\n{done.stderr[-4000:]}")
+        raise SystemExit(f"{mode} run of {checkout} failed:\n{done.stderr[-4000:]}")
     return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def ratio_summary(ratios: list[float]) -> dict[str, float]:
+    """The median of paired ratios and their range (the interval every pair fell in)."""
+    ordered = sorted(ratios)
+    middle = len(ordered) // 2
+    median = ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2
+    return {"median": round(median, 3), "low": round(ordered[0], 3), "high": round(ordered[-1], 3)}
+
+
+def measure_against(
+    papers: int, out: Path, modes: tuple[str, ...], baseline: Path, matcher: str = "memory", repeat: int = 1
+) -> dict:
+    """Each mode run `repeat` times by the baseline checkout and by this one, in turns on the same corpus: the
+    CPU seconds of every run, the ratios this/baseline of each pair (and Beam/loop within each side), their
+    medians and ranges, and whether both sides wrote the same rows."""
+    corpus = out / f"corpus-{papers}"
+    if corpus_version(corpus) != CORPUS_VERSION:
+        shutil.rmtree(corpus, ignore_errors=True)
+        made = make_corpus(papers, corpus)
+    else:
+        made = {"papers": papers, "reused": True}
+    sides = {"baseline": baseline, "this": REPO}
+    runs: dict[str, dict[str, list[dict]]] = {side: {mode: [] for mode in modes} for side in sides}
+    for _ in range(repeat):
+        for mode in modes:
+            for side, checkout in sides.items():
+                run = run_child(mode, corpus, out / f"{side}-{mode}-{papers}", matcher, checkout)
+                runs[side][mode].append(run)
+                print(f"{papers:>6} papers  {side:<8} {mode:<4} {_line(run)}", flush=True)
+    result: dict = {"corpus": made, "cpu_s": {}, "papers_per_cpu_s": {}, "ratios": {}}
+    for side in sides:
+        for mode in modes:
+            cpu = [run["cpu_s"] for run in runs[side][mode]]
+            result["cpu_s"][f"{side}/{mode}"] = cpu
+            result["papers_per_cpu_s"][f"{side}/{mode}"] = ratio_summary([papers / c for c in cpu])
+        if len(modes) == 2:
+            pairs = zip(runs[side]["beam"], runs[side]["loop"], strict=True)
+            result["ratios"][f"{side}/beam_over_loop"] = ratio_summary([b["cpu_s"] / lo["cpu_s"] for b, lo in pairs])
+    for mode in modes:
+        pairs = zip(runs["this"][mode], runs["baseline"][mode], strict=True)
+        result["ratios"][f"{mode}/this_over_baseline"] = ratio_summary([t["cpu_s"] / b["cpu_s"] for t, b in pairs])
+    result["same_tables"] = {
+        f"{mode}/{table}": table_rows(out / f"this-{mode}-{papers}", table)
+        == table_rows(out / f"baseline-{mode}-{papers}", table)
+        for mode in modes
+        for table in TABLES
+    }
+    for name, summary in result["ratios"].items():
+        print(f"{papers:>6} papers  {name}: {_summary(summary)}", flush=True)
+    for name, summary in result["papers_per_cpu_s"].items():
+        print(f"{papers:>6} papers  {name}: {_summary(summary)} papers per CPU second", flush=True)
+    print(f"{papers:>6} papers  same rows as the baseline: {all(result['same_tables'].values())}", flush=True)
+    return result
+
+
+def _summary(summary: dict[str, float]) -> str:
+    return f"{summary['median']:.3f} (range {summary['low']:.3f}-{summary['high']:.3f})"
 
 
 def measure(papers: int, out: Path, modes: tuple[str, ...], matcher: str = "memory", repeat: int = 1) -> dict:
@@ -511,9 +582,9 @@ def marginal_costs(sizes: dict[str, dict], modes: tuple[str, ...]) -> dict[str, 
     return costs
 
 
-def _git_state() -> dict[str, object]:
+def _git_state(checkout: Path = REPO) -> dict[str, object]:
     def git(*command: str) -> str:
-        done = subprocess.run(["git", *command], cwd=REPO, capture_output=True, text=True)
+        done = subprocess.run(["git", *command], cwd=checkout, capture_output=True, text=True)
         return done.stdout.strip()
 
     return {"commit": git("rev-parse", "HEAD"), "changed_files": len(git("status", "--porcelain").splitlines())}
@@ -549,6 +620,12 @@ def main(argv: list[str] | None = None) -> None:
         help="Beam's --title_matcher; the loop always holds the database in one InMemoryMatcher, and the tables "
         "must come out the same either way (default %(default)s)",
     )
+    parser.add_argument(
+        "--baseline",
+        default=None,
+        help="a checkout of another revision (with its own bench/pipeline.py): every run is paired with its run "
+        "on the same corpus, in turns, and the ratios this/baseline are reported (see above)",
+    )
     parser.add_argument("--child", choices=("loop", "beam"), help=argparse.SUPPRESS)
     parser.add_argument("--corpus", help=argparse.SUPPRESS)
     parser.add_argument("--run_output", help=argparse.SUPPRESS)
@@ -571,6 +648,12 @@ def main(argv: list[str] | None = None) -> None:
     }
     print(f"load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} on {os.cpu_count()} CPUs", flush=True)
     sizes = sorted(int(n) for n in args.papers.split(","))
+    if args.baseline:
+        baseline = Path(args.baseline).resolve()
+        results["baseline"] = {"checkout": str(baseline), "commit": _git_state(baseline)["commit"]}
+        for papers in sizes:
+            results["sizes"][str(papers)] = measure_against(papers, out, modes, baseline, args.matcher, args.repeat)
+        return _finish(results, out, args.json)
     for papers in sizes:
         results["sizes"][str(papers)] = measure(papers, out, modes, args.matcher, args.repeat)
     results["marginal_cpu_s_per_paper"] = marginal_costs(results["sizes"], modes)
@@ -580,8 +663,12 @@ def main(argv: list[str] | None = None) -> None:
             f"CPU per extra paper from {span} papers: {line}"
             + (f" ({costs['ratio']:.2f}x)" if "ratio" in costs else "")
         )
+    _finish(results, out, args.json)
+
+
+def _finish(results: dict, out: Path, json_path: str | None) -> None:
     results["load_average_after"] = [round(x, 2) for x in os.getloadavg()]
-    target = Path(args.json or out / "pipeline.json")
+    target = Path(json_path or out / "pipeline.json")
     target.write_text(json.dumps(results, indent=2) + "\n")
     print(f"results written to {target}")
 

@@ -48,6 +48,8 @@ def non_overlapping_mentions(mentions: Sequence[Mention]) -> tuple[tuple[Mention
     costs a linked one a context, and of identical spans the first is kept. Both keep the paragraph's order;
     O(n log n) (docs/design.md).
     """
+    if len(mentions) < 2:  # most paragraphs: nothing to overlap
+        return tuple(mentions), ()
     order = sorted(range(len(mentions)), key=lambda k: (mentions[k].bib_id is None, mentions[k].end, mentions[k].start))
     first_unlinked = next((p for p, k in enumerate(order) if mentions[k].bib_id is None), len(order))
     keep: set[int] = set()
@@ -134,30 +136,41 @@ UNCUT_KINDS = {"heading": "dropped_marker_in_heading", "marker": "dropped_nested
 class _MaskedParagraph:
     """A paragraph whose mentions do not overlap as `mask_markers(text, mentions, None)` gives it (`text`: every
     marker OTHERCIT, whitespace runs squeezed), with where each marker's OTHERCIT begins and ends in it (by the
-    paragraph's mention order).
+    paragraph's mention order; `starts_in_order`, `ends_in_order`: by (start, end) order, as `_MentionIndex` sorts
+    them).
 
     Masking with a target gives the same text on each side of it: the markers before the target are padded alike,
     and the only one that can differ after it (the next, when nothing stands between) differs by a leading space
     that the stripping beside " TARGETCIT " takes off. So one masking serves every target of the paragraph.
+
+    `plain`: the paragraph's text has no whitespace to squeeze (single spaces only, as the TEI parser writes it)
+    and the OTHERCIT token none either, so the text between markers stands in `text` character for character and
+    a sentence's masking is a slice of it (`_ContextCutter._sentence_text`).
     """
 
     text: str
     other_start: tuple[int, ...]
     other_end: tuple[int, ...]
+    starts_in_order: tuple[int, ...]
+    ends_in_order: tuple[int, ...]
+    plain: bool
 
     @classmethod
     def of(cls, paragraph: Paragraph, config: ContextConfig) -> _MaskedParagraph:
         text, mentions = paragraph.text, paragraph.mentions
+        token = config.other_token
+        plain = bool(token) and token.isprintable() and " " not in token and _needs_no_squeezing(text)
         parts: list[str] = []
         length = 0
         starts = [0] * len(mentions)
         ends = [0] * len(mentions)
+        squeeze = _as_it_is if plain else squeeze_whitespace
 
         def add(raw: str) -> None:
             # squeezed piece by piece: a run of whitespace across pieces is one space (squeeze_whitespace of
             # the joined text)
             nonlocal length
-            squeezed = squeeze_whitespace(raw)
+            squeezed = squeeze(raw)
             if squeezed[:1] == " " and parts and parts[-1][-1:] == " ":
                 squeezed = squeezed[1:]
             if squeezed:
@@ -165,17 +178,29 @@ class _MaskedParagraph:
                 length += len(squeezed)
 
         cursor = 0
-        for k in sorted(range(len(mentions)), key=lambda k: (mentions[k].start, mentions[k].end)):
+        order = sorted(range(len(mentions)), key=lambda k: (mentions[k].start, mentions[k].end))
+        for k in order:
             mention = mentions[k]
             add(text[cursor : mention.start])
             before = parts[-1][-1] if parts else ""  # squeezed or not, a space is no letter or digit
             after = text[mention.end : mention.end + 1]
             starts[k] = length
-            add(f"{' ' if before.isalnum() else ''}{config.other_token}{' ' if after.isalnum() else ''}")
+            add(f"{' ' if before.isalnum() else ''}{token}{' ' if after.isalnum() else ''}")
             ends[k] = length
             cursor = mention.end
         add(text[cursor:])
-        return cls("".join(parts), tuple(starts), tuple(ends))
+        in_order = (tuple(starts[k] for k in order), tuple(ends[k] for k in order))
+        return cls("".join(parts), tuple(starts), tuple(ends), *in_order, plain)
+
+
+def _needs_no_squeezing(text: str) -> bool:
+    """Whether `squeeze_whitespace(text)` is `text`: no double space, and no whitespace but the space (every other
+    whitespace character is unprintable)."""
+    return text.isprintable() and "  " not in text
+
+
+def _as_it_is(text: str) -> str:
+    return text
 
 
 @dataclass(frozen=True)
@@ -227,7 +252,8 @@ class _ContextCutter:
 
     Every paragraph is masked once, on first need (`_MaskedParagraph`): a target's window is then read off its
     paragraph's masked text, and neighbours add at most a window's worth each. A section's sentences are listed
-    once; a sentence finds its markers by bisection (`_MentionIndex`). `paragraphs` carry only kept mentions.
+    once, when a target in it first needs them (`section_units`); a sentence finds its markers by bisection
+    (`_MentionIndex`). `paragraphs` carry only kept mentions.
     """
 
     def __init__(self, paragraphs: Sequence[Paragraph], config: ContextConfig) -> None:
@@ -237,13 +263,25 @@ class _ContextCutter:
         self._stripped: dict[int, tuple[str, str]] = {}
         self._indexes: dict[int, _MentionIndex] = {}
         self._in_order: dict[int, bool] = {}
-        # each section's sentences in document order, as (paragraph index, span), and where each paragraph's begin
-        self.units: dict[int, list[tuple[int, tuple[int, int]]]] = {}
-        self.first_unit: list[int] = []
+        self._sections: dict[int, list[int]] = {}  # each section's paragraphs, in document order
         for p_idx, paragraph in enumerate(paragraphs):
-            units = self.units.setdefault(paragraph.section_index, [])
-            self.first_unit.append(len(units))
-            units.extend((p_idx, span) for span in paragraph.sentences or ((0, len(paragraph.text)),))
+            self._sections.setdefault(paragraph.section_index, []).append(p_idx)
+        # each listed section's sentences in document order, as (paragraph index, span), and where each of its
+        # paragraphs' begin
+        self._units: dict[int, list[tuple[int, tuple[int, int]]]] = {}
+        self._first_unit: dict[int, int] = {}
+
+    def section_units(self, section: int) -> list[tuple[int, tuple[int, int]]]:
+        """The section's sentences in document order, as (paragraph index, span); a paragraph without sentences
+        is one."""
+        if section not in self._units:
+            units: list[tuple[int, tuple[int, int]]] = []
+            for p_idx in self._sections[section]:
+                paragraph = self.paragraphs[p_idx]
+                self._first_unit[p_idx] = len(units)
+                units.extend((p_idx, span) for span in paragraph.sentences or ((0, len(paragraph.text)),))
+            self._units[section] = units
+        return self._units[section]
 
     def masked(self, p_idx: int) -> _MaskedParagraph:
         if p_idx not in self._masked:
@@ -312,14 +350,13 @@ class _ContextCutter:
         """
         paragraph = self.paragraphs[p_idx]
         target = paragraph.mentions[m_idx]
-        units = self.units[paragraph.section_index]
-        here = self.first_unit[p_idx] + max(self.sentence_of(p_idx, target.start), 0)
+        units = self.section_units(paragraph.section_index)
+        here = self._first_unit[p_idx] + max(self.sentence_of(p_idx, target.start), 0)
         first = max(0, here - self.config.sentences_before)
         texts = []
         for u_idx, (q_idx, (start, end)) in enumerate(
             units[first : here + self.config.sentences_after + 1], start=first
         ):
-            par = self.paragraphs[q_idx]
             index = self.index(q_idx)
             starts = index.starts
             is_here = u_idx == here
@@ -332,19 +369,45 @@ class _ContextCutter:
             hi = bisect_left(starts, end)
             if is_here and target.start >= end:  # a target at the sentence's very end, with markers beside it
                 hi = bisect_right(starts, target.start)
-            inside = index.sorted_mentions[lo:hi]
-            if inside:
-                end = max(end, inside[-1].end)
-            local = [Mention(m.start - start, m.end - start, m.text, m.bib_id) for m in inside]
-            local_target = None
+            if hi > lo:
+                end = max(end, index.sorted_mentions[hi - 1].end)
+            position = None
             if is_here:
-                position = index.rank[m_idx] - lo
-                if not 0 <= position < len(local):
+                position = index.rank[m_idx]
+                if not lo <= position < hi:
                     raise ValueError(f"target {target!r} falls outside its own sentence {(start, end)}")
-                local_target = local[position]
-            masked, _, _ = mask_markers(par.text[start:end], local, local_target, self.config)
-            texts.append(masked.strip())
+            texts.append(self._sentence_text(q_idx, index, start, end, lo, hi, position))
         return " ".join(t for t in texts if t)
+
+    def _sentence_text(
+        self, q_idx: int, index: _MentionIndex, start: int, end: int, lo: int, hi: int, target: int | None
+    ) -> str:
+        """`text[start:end]` of paragraph `q_idx` masked, stripped: the markers `lo:hi` (in `index`'s order) as
+        OTHERCIT, the one at `target` (None: none) as " TARGETCIT ".
+
+        A plain paragraph's (`_MaskedParagraph.plain`) is a slice of its masked text: the text between markers
+        stands there as it is, so an offset between markers moves by what the markers before it became. The slice
+        and `mask_markers` of the sentence differ only in the padding of a marker at either end, and of the one
+        right after the target, which the stripping takes off. Any other paragraph is masked anew."""
+        masked = self.masked(q_idx)
+        if masked.plain:
+            ends = masked.ends_in_order
+            mentions = index.sorted_mentions
+
+            def moved(offset: int, k: int) -> int:  # `offset` lies after the first k markers, before the others
+                return offset if k == 0 else ends[k - 1] + offset - mentions[k - 1].end
+
+            if target is None:
+                return masked.text[moved(start, lo) : moved(end, hi)].strip() if start < end else ""
+            before = masked.text[moved(start, lo) : masked.starts_in_order[target]].strip()
+            after = masked.text[ends[target] : moved(end, hi)].strip()
+            return f"{before} {self.config.target_token} {after}".strip()
+        paragraph = self.paragraphs[q_idx]
+        inside = index.sorted_mentions[lo:hi]
+        local = [Mention(m.start - start, m.end - start, m.text, m.bib_id) for m in inside]
+        local_target = local[target - lo] if target is not None else None
+        text, _, _ = mask_markers(paragraph.text[start:end], local, local_target, self.config)
+        return text.strip()
 
 
 def cut_contexts(
@@ -352,8 +415,10 @@ def cut_contexts(
     resolved: Mapping[str, str | None],
     config: ContextConfig = ContextConfig(),
     count: CounterFn = no_count,
+    citing_fields: Mapping[str, object] | None = None,
 ) -> list[Context]:
-    """Every context of `document`. `resolved` maps bib ids to database paper ids (None: unresolved).
+    """Every context of `document`. `resolved` maps bib ids to database paper ids (None: unresolved);
+    `citing_fields`, further fields of every `Context` (the citing paper's taxonomy), given as it is made.
 
     Counts `mentions`, `mentions_linked` and one `dropped_<reason>` per mention that gives no context. The
     markers of a heading or nested in another marker (`UNCUT_KINDS`) are dropped first, and their paragraphs
@@ -361,6 +426,7 @@ def cut_contexts(
     `dropped_overlapping_span` before it is looked at further, so `mentions_linked` counts the kept mentions
     with a bib id; both views are cut from paragraphs that carry only the kept mentions.
     """
+    extra = dict(citing_fields or {})
     bib_ids = {entry.bib_id for entry in document.bib_entries}
     per_pair: Counter[str] = Counter()
     contexts: list[Context] = []
@@ -409,6 +475,7 @@ def cut_contexts(
                     marker=mention.text,
                     citing_date=document.date,
                     citing_year=document.year,
+                    **extra,
                 )
             )
     return contexts

@@ -28,16 +28,17 @@ def text_to_sentences(text: str) -> str:
     """`blingfire.text_to_sentences(text)`, without allocating a new zeroed output buffer per call (a third
     of the library call's cost on short paragraphs). The library is given the same input and the same output
     limit (twice the UTF-8 length); its answer is read up to the first NUL, as the library's wrapper reads it
-    (tests/test_sentences.py compares the two)."""
+    (tests/test_sentences.py compares the two), by slicing the buffer (`ctypes.string_at` cost as much as the
+    library call on a table cell)."""
     data = text.encode("utf-8")
     limit = len(data) * 2
     buffer = getattr(_BUFFERS, "buffer", None)
     if buffer is None or len(buffer) < limit:
         buffer = _BUFFERS.buffer = ctypes.create_string_buffer(max(limit, 1 << 16))
     written = _LIBRARY.TextToSentences(data, len(data), buffer, limit)
-    if written == -1 or written > limit:
+    if written < 0 or written > limit:
         return ""
-    return ctypes.string_at(buffer, written).split(b"\0", 1)[0].decode("utf-8")
+    return buffer[:written].split(b"\0", 1)[0].decode("utf-8")
 
 
 def blingfire_spans(text: str) -> list[tuple[int, int]]:
@@ -48,9 +49,17 @@ def blingfire_spans(text: str) -> list[tuple[int, int]]:
     gives the same spans (tests/test_sentences.py checks this against the library on real papers); where a
     sentence cannot be found verbatim, we fall back to the library's offsets.
     """
+    sentences = text_to_sentences(text)
+    if "\n" not in sentences:  # one sentence (a table cell, a heading): found, and cut before trailing whitespace
+        sentence = sentences.strip()
+        start = text.find(sentence[:_ANCHOR]) if sentence else -1
+        if start >= 0:
+            return [(start, len(text.rstrip()))]
+        if not sentence:
+            return []
     starts: list[int] = []
     cursor = 0
-    for sentence in text_to_sentences(text).split("\n"):
+    for sentence in sentences.split("\n"):
         sentence = sentence.strip()
         if not sentence:
             continue
@@ -71,11 +80,13 @@ def blingfire_spans(text: str) -> list[tuple[int, int]]:
 
 def split_sentences(text: str, marker_spans: Sequence[tuple[int, int]] = ()) -> tuple[tuple[int, int], ...]:
     """Character spans `(start, end)` of the sentences of `text`, in order, covering its non-blank text."""
-    if not text.strip():
+    if not text or text.isspace():
         return ()
     spans = blingfire_spans(text)
     if not spans:
         return ((0, len(text)),)
+    if len(spans) == 1:
+        return (spans[0],)
     merged: list[tuple[int, int]] = [spans[0]]
     for start, end in spans[1:]:
         prev_start, prev_end = merged[-1]

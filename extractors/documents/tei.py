@@ -255,7 +255,9 @@ class _TextBuilder:
         else:  # an empty marker still counts as a mention, at the position where it stood
             self.mentions.append(Mention(start=self.length, end=self.length, text="", bib_id=bib_id))
 
-    def paragraph(self, section_index: int, heading: str | None, kind: str) -> Paragraph | None:
+    def paragraph(
+        self, section_index: int, heading: str | None, kind: str, unmarked: _UnmarkedSentences | None = None
+    ) -> Paragraph | None:
         text = "".join(self.parts)
         stripped = text.rstrip(" ")
         mentions = list(self.mentions)
@@ -269,7 +271,10 @@ class _TextBuilder:
         length = len(stripped)
         sentences = tuple((a, min(b, length)) for a, b in self.sentences if a < length) if self.sentences else ()
         if not sentences:
-            sentences = split_sentences(stripped, [(m.start, m.end) for m in mentions])
+            if mentions or unmarked is None:
+                sentences = split_sentences(stripped, [(m.start, m.end) for m in mentions])
+            else:
+                sentences = unmarked.of(stripped)
         return Paragraph(
             text=stripped,
             section_index=section_index,
@@ -290,6 +295,23 @@ class _TextBuilder:
             if paragraph is not None:
                 paragraphs.append(paragraph)
         return paragraphs
+
+
+class _UnmarkedSentences:
+    """`split_sentences` of the paragraphs of one document that hold no marker, each distinct text split once: a
+    document repeats many short texts (a fifth of its table cells, on the real papers), and the splitter answers
+    a text alone, so a repeat's sentences are the first one's."""
+
+    __slots__ = ("_known",)
+
+    def __init__(self) -> None:
+        self._known: dict[str, tuple[tuple[int, int], ...]] = {}
+
+    def of(self, text: str) -> tuple[tuple[int, int], ...]:
+        sentences = self._known.get(text)
+        if sentences is None:
+            sentences = self._known[text] = split_sentences(text)
+        return sentences
 
 
 def _bib_id(ref: etree._Element) -> str | None:
@@ -335,10 +357,10 @@ def _outermost_containers(
                 found.append((child, special, special_kind))
             else:
                 found.append((child, div if div is not None else root, "body"))
-        else:
+        elif len(child):  # a leaf that holds no text of a paragraph (a label, a graphic) adds nothing
             if tag == _DIV:
                 div = child
-            stack.extend((grandchild, special, special_kind, div) for grandchild in reversed(child))
+            stack.extend([(grandchild, special, special_kind, div) for grandchild in reversed(child)])
     return found
 
 
@@ -390,13 +412,14 @@ def _paragraphs(tree: etree._Element) -> tuple[Paragraph, ...]:
     for area, container, section, kind in found:
         if container.tag != _HEAD:
             number(area, section, kind)
+    unmarked = _UnmarkedSentences()
     for area, container, section, kind in found:
         number(area, section, kind)
         index, heading = sections[section]
         if len(container):
             builder = _TextBuilder()
             builder.walk(container)
-            paragraph = builder.paragraph(index, heading, HEADING if container.tag == _HEAD else kind)
+            paragraph = builder.paragraph(index, heading, HEADING if container.tag == _HEAD else kind, unmarked)
             nested = builder.marker_paragraphs(index, heading)
         else:  # a childless container (most table cells): what the builder makes of its text alone
             text = _clean(container.text)
@@ -405,7 +428,7 @@ def _paragraphs(tree: etree._Element) -> tuple[Paragraph, ...]:
                     text=text,
                     section_index=index,
                     section_heading=heading,
-                    sentences=split_sentences(text),
+                    sentences=unmarked.of(text),
                     mentions=(),
                     kind=kind,
                 )
@@ -434,7 +457,7 @@ def _person_name(author: etree._Element) -> str | None:
                 names.append(name)
         elif child.tag == _SURNAME and not surname_seen:
             surname_seen = True
-            surname = _clean("".join(child.itertext()))
+            surname = _clean("".join(child.itertext()) if len(child) else child.text)
     if surname:
         names.append(surname)
     return " ".join(names) or None
