@@ -2,7 +2,9 @@
 
 An entry's identifier keys are tried strongest first (`mapping.ids.KEY_KINDS`; the smallest paper id holding a
 key wins it). Titles follow ArSyTa: MinHash-LSH proposes candidates and each is verified by an LCS similarity
-(longest common subsequence over the longer title); a tie is broken by the entry's year, else `ambiguous`. The
+(longest common subsequence over the longer title); a tie is broken by the entry's year, else `ambiguous`.
+Candidates whose length or symbol groups cannot reach the threshold are dropped first (exact bounds), and at most
+`max_candidates` of the rest are verified: those most bands proposed, then by paper id. The
 pieces here serve `mapping.in_memory.InMemoryMatcher` and the Beam join in `pipelines/matching.py` alike, so both
 give the same resolutions (docs/matching.md).
 """
@@ -17,7 +19,15 @@ from rapidfuzz.distance import LCSseq
 from rapidfuzz.process import cpdist
 
 from mapping.ids import resolution_method
-from mapping.minhash import Banding, band_keys, band_keys_by_band, minhash_signatures, symbol_counts
+from mapping.minhash import (
+    GROUP_FULL,
+    Banding,
+    band_keys,
+    band_keys_by_band,
+    grouped_symbol_counts,
+    minhash_signatures,
+    symbol_counts,
+)
 from mapping.records import CounterFn, Resolution, no_count
 from mapping.titles import looks_like_venue, normalize_title
 
@@ -112,9 +122,45 @@ def could_match(length_a: int, length_b: int, config: MatchConfig) -> bool:
     return min(length_a, length_b) / max(length_a, length_b) >= config.min_similarity - LENGTH_SLACK
 
 
-def rank_candidates(candidates: Sequence[str], estimated_jaccard: Sequence[float], config: MatchConfig) -> list[int]:
-    """Positions of the `max_candidates` best candidates: highest estimated Jaccard first, then paper id."""
-    order = sorted(range(len(candidates)), key=lambda i: (-estimated_jaccard[i], candidates[i]))
+_UNBOUNDED = 1 << 20
+"""What a group both titles hold `GROUP_FULL` or more of adds to the common count: more than any title's length."""
+
+
+def _pair_common() -> list[int]:
+    """For two packed bytes (two groups each): what their groups add to the common count, indexed by `a << 8 | b`."""
+    table = []
+    for a in range(256):
+        for b in range(256):
+            smaller = (min(a >> 4, b >> 4), min(a & 15, b & 15))
+            table.append(sum(_UNBOUNDED if m >= GROUP_FULL else m for m in smaller))
+    return table
+
+
+_PAIR_COMMON = _pair_common()
+
+
+def could_match_groups(own: np.ndarray, theirs: np.ndarray, longer: np.ndarray, config: MatchConfig) -> np.ndarray:
+    """Whether each pair's LCS can reach `min_similarity`, from the two titles' `group_counts` (row by row) and the
+    longer length: a common subsequence takes from each symbol group at most the smaller of the two counts, and a
+    group both hold `GROUP_FULL` or more of bounds nothing. Exact (it never drops a pair the LCS accepts), weaker
+    than the bound on single symbols and 8 bytes a title, so the title join applies it where the pairs are made
+    (`could_match_packed` is the same on `packed_group_counts`)."""
+    smaller = np.minimum(own, theirs).astype(np.int64)
+    common = np.where(smaller >= GROUP_FULL, _UNBOUNDED, smaller).sum(axis=1)
+    return common >= (config.min_similarity - LENGTH_SLACK) * longer
+
+
+def could_match_packed(own: bytes, theirs: bytes, longer: int, config: MatchConfig) -> bool:
+    """`could_match_groups` for one pair, from `mapping.minhash.packed_group_counts` bytes."""
+    common = sum(_PAIR_COMMON[a << 8 | b] for a, b in zip(own, theirs, strict=True))
+    return common >= (config.min_similarity - LENGTH_SLACK) * longer
+
+
+def rank_candidates(candidates: Sequence[str], agreeing_bands: Sequence[int], config: MatchConfig) -> list[int]:
+    """Positions of the `max_candidates` best candidates: proposed by the most LSH bands first (the estimate of
+    their Jaccard similarity that the banding gives, known wherever the candidates are, with no signature), then
+    paper id."""
+    order = sorted(range(len(candidates)), key=lambda i: (-agreeing_bands[i], candidates[i]))
     return order[: config.max_candidates]
 
 
@@ -204,6 +250,7 @@ class TitleIndex:
         self.signatures = minhash_signatures(self.titles, config.num_perm, config.seed, config.shingle_size)
         self._lengths = np.fromiter(map(len, self.titles), dtype=np.float64, count=len(self.titles))
         self._symbol_counts = symbol_counts(self.titles)
+        self._group_counts = grouped_symbol_counts(self._symbol_counts)
         # one contiguous row per band, sorted in place band by band: no second copy of the keys
         self._sorted_keys = band_keys_by_band(self.signatures, config.banding)
         bands, n = self._sorted_keys.shape
@@ -221,10 +268,17 @@ class TitleIndex:
 
     def candidate_pairs(self, keys: np.ndarray, count: CounterFn = no_count) -> tuple[np.ndarray, np.ndarray]:
         """(query index, paper index) of every pair sharing a band key, each pair once, sorted."""
+        q, p, _ = self.candidate_pairs_with_bands(keys, count)
+        return q, p
+
+    def candidate_pairs_with_bands(
+        self, keys: np.ndarray, count: CounterFn = no_count
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """`candidate_pairs` and, for each pair, how many bands proposed it (those whose capped bucket kept it)."""
         n_queries, bands = keys.shape
         n, max_bucket = len(self), self.config.max_bucket
         if not n_queries or not n:
-            return np.zeros(0, np.int64), np.zeros(0, np.int64)
+            return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64)
         # all bands at once: needle i is query i % n_queries in band i // n_queries
         needles = keys.T.ravel()
         band_of = np.repeat(np.arange(bands, dtype=np.int64), n_queries)
@@ -253,8 +307,10 @@ class TitleIndex:
             kept = np.arange(len(owners)) - first[owners] < max_bucket
             owners, positions = owners[kept], positions[kept]
         pairs = np.sort(owners % n_queries * n + self._order.reshape(-1)[positions])
-        pairs = pairs[np.r_[True, pairs[1:] != pairs[:-1]]] if len(pairs) else pairs  # np.unique: slower
-        return pairs // n, pairs % n
+        first = np.flatnonzero(np.r_[True, pairs[1:] != pairs[:-1]]) if len(pairs) else pairs  # np.unique: slower
+        proposing = np.diff(np.r_[first, len(pairs)])
+        pairs = pairs[first]
+        return pairs // n, pairs % n, proposing
 
     def resolve_titles(
         self,
@@ -266,20 +322,24 @@ class TitleIndex:
         """Resolutions for many normalised, usable reference titles at once."""
         if not titles:
             return []
-        signatures, keys = signatures_and_keys(titles, self.config)
+        _, keys = signatures_and_keys(titles, self.config)
         if not len(self):
             for _ in titles:
                 count("unresolved:no_title_match", 1)
             return [Resolution(b, None, "unresolved") for b in bib_ids]
-        q, p = self.candidate_pairs(keys, count)
-        # LCS <= the shorter length, so the similarity is at most shorter/longer: candidates that cannot
-        # pass are dropped before the top `max_candidates` are chosen (`could_match`, as in the join)
+        q, p, proposing = self.candidate_pairs_with_bands(keys, count)
+        # LCS <= the shorter length, so the similarity is at most shorter/longer; and a common subsequence takes
+        # from each symbol group at most what the title with fewer holds: candidates that cannot pass are dropped
+        # before the top `max_candidates` are chosen (`could_match` and `could_match_groups`, as in the join)
         lengths = np.fromiter(map(len, titles), dtype=np.float64, count=len(titles))
         a, b = lengths[q], self._lengths[p]
         possible = np.minimum(a, b) / np.maximum(a, b) >= self.config.min_similarity - LENGTH_SLACK
-        q, p = q[possible], p[possible]
-        q, p = self._top_candidates(q, p, signatures, len(titles))
-        q, p = self._could_match_symbols(q, p, titles, lengths)
+        q, p, proposing = q[possible], p[possible], proposing[possible]
+        own = symbol_counts(titles)
+        longer = np.maximum(lengths[q], self._lengths[p])
+        possible = could_match_groups(grouped_symbol_counts(own)[q], self._group_counts[p], longer, self.config)
+        q, p = self._top_candidates(q[possible], p[possible], proposing[possible], len(titles))
+        q, p = self._could_match_symbols(q, p, own, lengths)
         similarities = cpdist(
             [titles[i] for i in q.tolist()],
             self.titles[p].tolist(),
@@ -292,31 +352,29 @@ class TitleIndex:
         return self._choose(bib_ids, years, q, p, similarities, count)
 
     def _could_match_symbols(
-        self, q: np.ndarray, p: np.ndarray, titles: Sequence[str], lengths: np.ndarray
+        self, q: np.ndarray, p: np.ndarray, own: np.ndarray, lengths: np.ndarray
     ) -> tuple[np.ndarray, np.ndarray]:
-        """The pairs whose LCS can reach `min_similarity`, by an exact bound: a common subsequence uses each
-        symbol at most as often as the title with fewer of it. Cheaper than the LCS, and most candidates
-        fail it (90% of those left at 1M generated titles), so it runs first; it changes no resolution."""
+        """The pairs whose LCS can reach `min_similarity`, by an exact bound on the references' `symbol_counts`
+        (`own`): a common subsequence uses each symbol at most as often as the title with fewer of it. Cheaper
+        than the LCS and finer than the groups' bound, so it runs first; it changes no resolution."""
         longer = np.maximum(lengths[q], self._lengths[p])
-        common = np.minimum(symbol_counts(titles)[q], self._symbol_counts[p]).sum(axis=1, dtype=np.int64)
+        common = np.minimum(own[q], self._symbol_counts[p]).sum(axis=1, dtype=np.int64)
         # counts stop at 255, so titles longer than that are always left to the LCS
         possible = (common >= (self.config.min_similarity - LENGTH_SLACK) * longer) | (longer > 255)
         return q[possible], p[possible]
 
-    def _top_candidates(self, q: np.ndarray, p: np.ndarray, signatures: np.ndarray, n: int) -> tuple[np.ndarray, ...]:
-        """Keep at most `max_candidates` pairs per reference, best estimated Jaccard first, then paper id.
-        Only references with more candidates than that need the estimate."""
+    def _top_candidates(
+        self, q: np.ndarray, p: np.ndarray, proposing: np.ndarray, n: int
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Keep at most `max_candidates` pairs per reference, most proposing bands first, then paper id
+        (`rank_candidates`)."""
         crowded = np.bincount(q, minlength=n)[q] > self.config.max_candidates
         if not crowded.any():
             return q, p
         rows = np.flatnonzero(crowded)
-        agreeing = np.empty(len(rows), dtype=np.int64)  # equal signature values: Jaccard x num_perm
-        for start in range(0, len(rows), 1 << 15):
-            part = rows[start : start + (1 << 15)]
-            agreeing[start : start + len(part)] = (signatures[q[part]] == self.signatures[p[part]]).sum(axis=1)
-        # one integer sort key: reference, then most agreeing values, then paper index
-        n_papers, width = len(self), self.config.num_perm + 1
-        key = (q[rows] * width + (self.config.num_perm - agreeing)) * n_papers + p[rows]
+        # one integer sort key: reference, then most proposing bands, then paper index
+        n_papers, width = len(self), self.config.bands + 1
+        key = (q[rows] * width + (self.config.bands - proposing[rows])) * n_papers + p[rows]
         ranked = rows[np.argsort(key)]
         first = np.searchsorted(q[ranked], q[ranked], side="left")
         kept = ranked[(np.arange(len(ranked)) - first) < self.config.max_candidates]

@@ -4,12 +4,20 @@ Identifiers first: references and papers are joined on every identifier key and 
 paper of its strongest key (`JoinOnIdentifiers`). The rest is matched by title with a MinHash-LSH join built
 from `mapping/matcher.py`'s pieces, and raw strings by their title-sized segments (`MatchRawStrings`), so the
 resolutions equal the in-memory matcher's. No step holds the database: the largest group is one bucket or one
-paper's candidate pairs. The joins step by step: docs/design.md.
+paper's candidate pairs.
+
+The title join shuffles ids until it knows which pairs to verify, so that what it moves grows with the
+references, not with the database: references and papers meet in their LSH buckets with their lengths and
+symbol-group counts (8 bytes), which drop the pairs that cannot pass (`JoinBuckets`); each reference gathers its
+candidates' ids, keeps the `max_candidates` most bands proposed and sends its title to each (`_ChooseCandidatesFn`);
+each paper verifies the titles sent to it (`_VerifyAtPapersFn`) and returns only the pairs that pass, which their
+references choose among (`_ChooseFn`). The joins step by step: docs/design.md; what they shuffle: docs/scale.md.
 """
 
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Iterator
 from operator import itemgetter
 
@@ -27,11 +35,13 @@ from mapping.matcher import (
     checked_title,
     choose_candidate,
     could_match,
+    could_match_packed,
     count_identifier_kinds,
     rank_candidates,
     signatures_and_keys,
     usable_title,
 )
+from mapping.minhash import packed_group_counts
 from mapping.raw_strings import RawCandidateTitle, checked_raw, first_author_surname, resolve_raw_candidates
 from mapping.records import BibEntry, CounterFn, Paper, ParsedDocument, Resolution, ResolvedDocument, no_count
 from pipelines.coders import SEALED, SealedDocument, sealed, unseal
@@ -45,8 +55,13 @@ UNCOUNTED = "\x1e"
 """A reference key starting with this is matched like any other but counted by no tally: CitationR resolves every
 mention and counts only the recommended ones (what `InMemoryMatcher.resolve` with a no-op counter does)."""
 RECORDS = "records"
+TITLES = "titles"
+ENTRIES = "entries"
 DONE = "done"
 RAW = "raw"
+FROM_PAPERS, FROM_REFS = "p", "r"
+"""The sides of the title join's `CoGroupByKey`s: what papers and what references bring. One letter each, because a
+`CoGroupByKey` writes its tag beside every value it shuffles (25 a reference in the bucket join)."""
 
 
 def counter_for(ref: str, tally: Tallies) -> CounterFn:
@@ -60,35 +75,79 @@ def _with_first(element: tuple, tag: str) -> tuple:
     return key, grouped, next(iter(grouped[tag]), None)
 
 
-class _SignatureFn(ConfiguredFn):
-    """A batch of (key, title, year, bib_id) to bucket keys and (key, record) with the signature."""
+def bucket_keys(keys: np.ndarray) -> list[bytes]:
+    """The LSH buckets of `band_keys` rows as join keys, row by row and band by band: the band in one byte and its
+    64-bit key in eight (big-endian). A `(band, key)` tuple of ints crosses a shuffle in 29 bytes (a key over
+    2**63 is pickled), these bytes in 11."""
+    n, bands = keys.shape
+    if bands > 256:
+        raise ValueError(f"a bucket key holds the band in one byte: {bands} bands are too many")
+    cells = np.empty((n, bands, 9), dtype=np.uint8)
+    cells[:, :, 0] = np.arange(bands, dtype=np.uint8)
+    cells[:, :, 1:] = keys.astype(">u8").view(np.uint8).reshape(n, bands, 8)
+    flat = cells.tobytes()
+    return [flat[i : i + 9] for i in range(0, len(flat), 9)]
+
+
+def _member_key(member: tuple | str) -> str:
+    """The id of a bucket's member: a reference key, or the first field of a (key, length, groups) member."""
+    return member if isinstance(member, str) else member[0]
+
+
+class _SignPapersFn(ConfiguredFn):
+    """A batch of (paper id, title, year, first author's surname) to `(bucket, (paper id, length, packed group
+    counts))` for each band, `titles` (paper id, (title, year)) for the verification and `records` (paper id,
+    (title, year, surname, signature)) for the raw strings."""
 
     config: MatchConfig
 
     def process(self, batch: list[tuple[str, str, int | None, str]]) -> Iterator:
-        signatures, keys = signatures_and_keys([title for _, title, _, _ in batch], self.config)
-        for (key, title, year, bib_id), signature, bands in zip(batch, signatures, keys, strict=True):
-            yield beam.pvalue.TaggedOutput(RECORDS, (key, (title, year, bib_id, signature.tobytes())))
-            for band, bucket in enumerate(bands.tolist()):
-                yield (band, bucket), key
+        titles = [title for _, title, _, _ in batch]
+        signatures, keys = signatures_and_keys(titles, self.config)
+        buckets, bands = bucket_keys(keys), keys.shape[1]
+        groups = packed_group_counts(titles)
+        for i, (paper_id, title, year, surname) in enumerate(batch):
+            yield beam.pvalue.TaggedOutput(TITLES, (paper_id, (title, year)))
+            yield beam.pvalue.TaggedOutput(RECORDS, (paper_id, (title, year, surname, signatures[i].tobytes())))
+            member = (paper_id, len(title), groups[i])
+            for bucket in buckets[i * bands : (i + 1) * bands]:
+                yield bucket, member
+
+
+class _SignRefsFn(ConfiguredFn):
+    """A batch of (ref key, title, year, bib id) to `(bucket, (ref key, length, packed group counts))` for each
+    band, and `records` (ref key, (title, year, bib id))."""
+
+    config: MatchConfig
+
+    def process(self, batch: list[tuple[str, str, int | None, str]]) -> Iterator:
+        titles = [title for _, title, _, _ in batch]
+        _, keys = signatures_and_keys(titles, self.config)
+        buckets, bands = bucket_keys(keys), keys.shape[1]
+        groups = packed_group_counts(titles)
+        for i, (ref, title, year, bib_id) in enumerate(batch):
+            yield beam.pvalue.TaggedOutput(RECORDS, (ref, (title, year, bib_id)))
+            member = (ref, len(title), groups[i])
+            for bucket in buckets[i * bands : (i + 1) * bands]:
+                yield bucket, member
 
 
 class CapBucketFn(beam.CombineFn):
-    """The papers of one LSH bucket as `cap_bucket` keeps them, (the first `max_bucket` ids, how many were left
-    out), combined without gathering the bucket: each accumulator keeps at most `max_bucket` ids."""
+    """The papers of one LSH bucket as `cap_bucket` keeps them, (the first `max_bucket` members in paper id order,
+    how many were left out), combined without gathering the bucket: each accumulator keeps at most `max_bucket`."""
 
     def __init__(self, config: MatchConfig) -> None:
         self.config = config
 
-    def create_accumulator(self) -> tuple[list[str], int]:
+    def create_accumulator(self) -> tuple[list, int]:
         return [], 0
 
-    def add_input(self, accumulator: tuple[list[str], int], paper_id: str) -> tuple[list[str], int]:
+    def add_input(self, accumulator: tuple[list, int], member: tuple) -> tuple[list, int]:
         kept, skipped = accumulator
-        kept, more = cap_bucket([*kept, paper_id], self.config)
+        kept, more = cap_bucket([*kept, member], self.config)
         return kept, skipped + more
 
-    def merge_accumulators(self, accumulators) -> tuple[list[str], int]:
+    def merge_accumulators(self, accumulators) -> tuple[list, int]:
         everything, skipped = [], 0
         for kept, more in accumulators:
             everything.extend(kept)
@@ -96,7 +155,7 @@ class CapBucketFn(beam.CombineFn):
         kept, more = cap_bucket(everything, self.config)
         return kept, skipped + more
 
-    def extract_output(self, accumulator: tuple[list[str], int]) -> tuple[list[str], int]:
+    def extract_output(self, accumulator: tuple[list, int]) -> tuple[list, int]:
         return accumulator
 
 
@@ -112,8 +171,11 @@ class MatchStage(ConfiguredTransform):
 
 
 class JoinBuckets(MatchStage):
-    """`{"papers": (bucket, paper id), "refs": (bucket, ref key)}` into the candidate pairs `(paper id, ref key)`
-    of every bucket holding both, and `tally` (`kind`: title or raw). A bucket's papers are capped by a combine
+    """`{"papers": (bucket, (paper id, length, packed group counts)), "refs": (bucket, member)}` into the candidate
+    pairs of every bucket holding both, one a bucket (so a pair comes once for each band proposing it), and `tally`.
+    `kind` title: members are (ref key, length, packed group counts) and the pairs `(ref key, paper id)` those
+    whose length and symbol groups can reach `min_similarity` (`could_match`, `could_match_packed`); raw: members
+    are ref keys and the pairs `(paper id, ref key)`, all of them. A bucket's papers are capped by a combine
     (`CapBucketFn`) before the join, and its references are spread by `FanOutJoin`: no group holds a bucket's
     every paper or every reference (a title cited 100,000 times puts its references in the same buckets)."""
 
@@ -124,41 +186,121 @@ class JoinBuckets(MatchStage):
     def expand(self, inputs):
         capped = inputs[PAPERS] | "CapBuckets" >> beam.CombinePerKey(CapBucketFn(self.config))
         return (
-            {PAPERS: capped, REFS: inputs[REFS]}
-            | "Join" >> FanOutJoin(REFS, str, f"{self.kind}_bucket", self.max_group)
-            | "Pairs" >> beam.ParDo(_BucketPairsFn(self.kind)).with_outputs(TALLY, main="pairs")
+            {FROM_PAPERS: capped, FROM_REFS: inputs[REFS]}
+            | "Join" >> FanOutJoin(FROM_REFS, _member_key, f"{self.kind}_bucket", self.max_group)
+            | "Pairs" >> beam.ParDo(_BucketPairsFn(self.config, self.kind)).with_outputs(TALLY, main="pairs")
         )
 
 
-class _BucketPairsFn(TallyingFn):
-    """One LSH bucket (or one group of a hot bucket's references): (paper id, reference key) for every reference
-    and capped paper in it. Counters are named `<kind>_bucket_hits_capped` and
-    `<kind>_candidate_pairs_skipped_by_cap` (kind: title or raw)."""
+class _BucketPairsFn(ConfiguredFn):
+    """One LSH bucket (or one group of a hot bucket's references): its pairs as `JoinBuckets` describes them.
+    Counters are named `<kind>_bucket_hits_capped` and `<kind>_candidate_pairs_skipped_by_cap` (kind: title or
+    raw)."""
 
-    def __init__(self, kind: str = "title") -> None:
+    config: MatchConfig
+
+    def __init__(self, config: MatchConfig, kind: str = "title") -> None:
+        super().__init__(config)
         self.kind = kind
 
     def process(self, element) -> Iterator:
         _, grouped = element
-        refs = grouped[REFS]
-        capped = next(iter(grouped[PAPERS]), None)
+        refs = grouped[FROM_REFS]
+        capped = next(iter(grouped[FROM_PAPERS]), None)
         if not refs or capped is None:
             return
         papers, skipped = capped
-        counted = sum(not ref.startswith(UNCOUNTED) for ref in refs)
+        counted = sum(not _member_key(ref).startswith(UNCOUNTED) for ref in refs)
         if skipped and counted:
             tally = self.tallies()
             tally(f"{self.kind}_bucket_hits_capped", counted)
             tally(f"{self.kind}_candidate_pairs_skipped_by_cap", skipped * counted)
             yield from tally.emit()
-        for paper_id in papers:
-            for ref in refs:
-                yield paper_id, ref
+        if self.kind == "raw":
+            for paper_id, _, _ in papers:
+                for ref in refs:
+                    yield paper_id, ref
+            return
+        config = self.config
+        for ref, length, groups in refs:
+            for paper_id, paper_length, paper_groups in papers:
+                if could_match(length, paper_length, config) and could_match_packed(
+                    groups, paper_groups, max(length, paper_length), config
+                ):
+                    yield ref, paper_id
+
+
+class _ChooseCandidatesFn(ConfiguredFn):
+    """One reference with the paper ids its bands proposed (once a proposing band): the `max_candidates` that the
+    most bands proposed, then by paper id (`rank_candidates`), each sent to its paper with the reference's title,
+    and (ref key, (bib id, year)) on to `entries`; a reference with no candidate is resolved here (`done`)."""
+
+    config: MatchConfig
+
+    def process(self, element) -> Iterator:
+        ref, grouped, record = _with_first(element, FROM_REFS)
+        if record is None:
+            return
+        title, year, bib_id = record
+        proposing = Counter(grouped[FROM_PAPERS])
+        if not proposing:
+            tally = self.tallies()
+            resolution = choose_candidate(bib_id, year, [], [], [], self.config, counter_for(ref, tally))
+            yield beam.pvalue.TaggedOutput(DONE, (ref, resolution))
+            yield from tally.emit()
+            return
+        papers = sorted(proposing)
+        yield beam.pvalue.TaggedOutput(ENTRIES, (ref, (bib_id, year)))
+        for i in rank_candidates(papers, [proposing[p] for p in papers], self.config):
+            yield papers[i], (ref, title)
+
+
+class _VerifyAtPapersFn(ConfiguredFn):
+    """A batch of papers, each with the (ref key, reference title) sent to it: every pair's LCS similarity at once
+    (`cpdist`), and `(ref key, (paper id, similarity, year))` of those at `min_similarity` or above."""
+
+    config: MatchConfig
+
+    def process(self, batch: list) -> Iterator:
+        pairs, left, right = [], [], []
+        for paper_id, grouped in batch:
+            record = next(iter(grouped[FROM_PAPERS]), None)
+            if record is None:
+                continue
+            title, year = record
+            for ref, ref_title in grouped[FROM_REFS]:
+                pairs.append((ref, paper_id, year))
+                left.append(ref_title)
+                right.append(title)
+        if not pairs:
+            return
+        # float64: float32 would put 0.9 just below a 0.9 threshold
+        scores = cpdist(left, right, scorer=LCSseq.normalized_similarity, workers=1, dtype=np.float64)
+        for (ref, paper_id, year), similarity in zip(pairs, scores.tolist(), strict=True):
+            if similarity >= self.config.min_similarity:
+                yield ref, (paper_id, similarity, year)
+
+
+class _ChooseFn(ConfiguredFn):
+    """One reference with its verified candidates: `choose_candidate`."""
+
+    config: MatchConfig
+
+    def process(self, element) -> Iterator:
+        ref, grouped, entry = _with_first(element, FROM_REFS)
+        if entry is None:
+            return
+        bib_id, year = entry
+        verified = sorted(grouped[FROM_PAPERS])
+        ids, similarities, years = ([v[i] for v in verified] for i in range(3))
+        tally = self.tallies()
+        yield ref, choose_candidate(bib_id, year, ids, similarities, years, self.config, counter_for(ref, tally))
+        yield from tally.emit()
 
 
 class _AttachPaperFn(beam.DoFn):
     """One paper: its record (id, title, year, signature, first author's surname) on each distinct reference
-    that has it as a candidate."""
+    that has it as a candidate (the raw strings' join)."""
 
     def process(self, element) -> Iterator:
         paper_id, grouped, record = _with_first(element, RECORDS)
@@ -167,47 +309,6 @@ class _AttachPaperFn(beam.DoFn):
         title, year, surname, signature = record
         for ref in sorted(set(grouped["pairs"])):
             yield ref, (paper_id, title, year, signature, surname)
-
-
-class _VerifyFn(ConfiguredFn):
-    """A batch of references with their candidates: rank, verify by LCS with `cpdist`, choose."""
-
-    config: MatchConfig
-
-    def process(self, batch: list) -> Iterator:
-        tally = self.tallies()
-        chosen, left, right = [], [], []
-        for ref, grouped in batch:
-            records = list(grouped[RECORDS])
-            if not records:
-                continue
-            title, year, bib_id, signature = records[0]
-            candidates = [c for c in sorted(grouped["candidates"]) if could_match(len(title), len(c[1]), self.config)]
-            if candidates:
-                own = np.frombuffer(signature, dtype=np.uint32)
-                estimated = [float((np.frombuffer(c[3], dtype=np.uint32) == own).mean()) for c in candidates]
-                candidates = [
-                    candidates[i] for i in rank_candidates([c[0] for c in candidates], estimated, self.config)
-                ]
-            chosen.append((ref, bib_id, year, candidates))
-            left.extend(title for _ in candidates)
-            right.extend(c[1] for c in candidates)
-        scores = cpdist(left, right, scorer=LCSseq.normalized_similarity, workers=1, dtype=np.float64) if left else []
-        offset = 0
-        for ref, bib_id, year, candidates in chosen:
-            similarities = [float(s) for s in scores[offset : offset + len(candidates)]]
-            offset += len(candidates)
-            resolution = choose_candidate(
-                bib_id,
-                year,
-                [c[0] for c in candidates],
-                similarities,
-                [c[2] for c in candidates],
-                self.config,
-                counter_for(ref, tally),
-            )
-            yield ref, resolution
-        yield from tally.emit()
 
 
 class _UsableTitleFn(ConfiguredFn):
@@ -243,30 +344,47 @@ class MatchTitles(MatchStage):
             DONE, RAW, TALLY, main="usable"
         )
         papers = _batched(inputs[PAPERS] | "PaperTitles" >> beam.FlatMap(_paper_title, config), "BatchPapers") | (
-            "SignPapers" >> beam.ParDo(_SignatureFn(config)).with_outputs(RECORDS, main="buckets")
+            "SignPapers" >> beam.ParDo(_SignPapersFn(config)).with_outputs(TITLES, RECORDS, main="buckets")
         )
-        refs = _batched(usable.usable, "BatchRefs") | "SignRefs" >> beam.ParDo(_SignatureFn(config)).with_outputs(
+        refs = _batched(usable.usable, "BatchRefs") | "SignRefs" >> beam.ParDo(_SignRefsFn(config)).with_outputs(
             RECORDS, main="buckets"
         )
         pairs = {PAPERS: papers.buckets, REFS: refs.buckets} | "JoinBuckets" >> JoinBuckets(
             config, "title", self.max_group
         )
         candidates = (
-            {"pairs": pairs.pairs, RECORDS: papers[RECORDS]}
-            | "JoinPapers" >> FanOutJoin("pairs", str, "title_candidate_paper", self.max_group)
-            | "AttachPapers" >> beam.ParDo(_AttachPaperFn())
+            {FROM_PAPERS: pairs.pairs, FROM_REFS: refs[RECORDS]}
+            | "JoinRefTitles" >> beam.CoGroupByKey()
+            | "ChooseCandidates"
+            >> beam.ParDo(_ChooseCandidatesFn(config)).with_outputs(ENTRIES, DONE, TALLY, main="pairs")
         )
         verified = (
-            {"candidates": candidates, RECORDS: refs[RECORDS]}
-            | "JoinRefs" >> beam.CoGroupByKey()
+            {FROM_REFS: candidates.pairs, FROM_PAPERS: papers[TITLES]}
+            | "JoinPapers" >> FanOutJoin(FROM_REFS, itemgetter(0), "title_candidate_paper", self.max_group)
             | "BatchVerify" >> beam.BatchElements(min_batch_size=64, max_batch_size=1024)
-            | "Verify" >> beam.ParDo(_VerifyFn(config)).with_outputs(TALLY, main="resolutions")
+            | "Verify" >> beam.ParDo(_VerifyAtPapersFn(config))
+        )
+        chosen = (
+            {FROM_PAPERS: verified, FROM_REFS: candidates[ENTRIES]}
+            | "JoinRefs" >> beam.CoGroupByKey()
+            | "Choose" >> beam.ParDo(_ChooseFn(config)).with_outputs(TALLY, main="resolutions")
         )
         raw = {"paper_buckets": papers.buckets, "paper_records": papers[RECORDS], REFS: usable[RAW]} | (
             "ByRawString" >> MatchRawStrings(config, self.max_group)
         )
-        resolutions = (verified.resolutions, usable[DONE], raw["resolutions"]) | "AllTitleResolutions" >> beam.Flatten()
-        tally = (usable[TALLY], pairs[TALLY], verified[TALLY], raw[TALLY]) | "TitleTallies" >> beam.Flatten()
+        resolutions = (
+            chosen.resolutions,
+            candidates[DONE],
+            usable[DONE],
+            raw["resolutions"],
+        ) | "AllTitleResolutions" >> beam.Flatten()
+        tally = (
+            usable[TALLY],
+            pairs[TALLY],
+            candidates[TALLY],
+            chosen[TALLY],
+            raw[TALLY],
+        ) | "TitleTallies" >> beam.Flatten()
         return {"resolutions": resolutions, TALLY: tally}
 
 
@@ -297,13 +415,13 @@ class _RawSegmentsFn(ConfiguredFn):
                 segments.extend(found)
         if segments:
             signatures, keys = signatures_and_keys(segments, self.config)
+            buckets, bands = bucket_keys(keys), keys.shape[1]
             first = 0
             for ref, bib_id, reference, n in kept:
                 own = signatures[first : first + n]
                 yield beam.pvalue.TaggedOutput(RECORDS, (ref, (bib_id, reference, own.tobytes())))
-                for bands in keys[first : first + n]:
-                    for band, bucket in enumerate(bands.tolist()):
-                        yield (band, bucket), ref
+                for bucket in buckets[first * bands : (first + n) * bands]:
+                    yield bucket, ref
                 first += n
         yield from tally.emit()
 

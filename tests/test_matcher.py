@@ -1,6 +1,6 @@
 import json
 import random
-from collections import defaultdict
+from collections import Counter, defaultdict
 
 import numpy as np
 import pytest
@@ -21,7 +21,7 @@ from mapping.matcher import (
     shingles,
     signatures_and_keys,
 )
-from mapping.minhash import Banding, band_keys, minhash_signatures, symbol_counts
+from mapping.minhash import SYMBOL_GROUPS, Banding, band_keys, minhash_signatures, symbol_counts
 from mapping.raw_strings import normalize_pieces
 from mapping.records import BibEntry, Paper, Resolution
 from tests.support.counters import counter_dict
@@ -252,10 +252,22 @@ def _cited_as(title: str, rng: random.Random) -> str:
     return " ".join(words)
 
 
+def _groups_allow(a: str, b: str, config: MatchConfig) -> bool:
+    """The symbol-group bound written out: per group, the smaller of the two titles' counts; a group both hold
+    15 or more of bounds nothing."""
+    common = 0
+    for group in SYMBOL_GROUPS:
+        smaller = min(sum(a.count(s) for s in group), sum(b.count(s) for s in group))
+        if smaller >= 15:
+            return True
+        common += smaller
+    return common >= (config.min_similarity - 1e-9) * max(len(a), len(b))
+
+
 def _plain_resolutions(papers: list[Paper], entries: list[BibEntry], config: MatchConfig, count) -> list[Resolution]:
     """The title-matching rules written out one reference at a time, with dicts and loops: buckets of
-    equal band keys capped at the first `max_bucket` papers in id order, the length bound, the best
-    `max_candidates` by estimated Jaccard then paper id, the LCS, `choose_candidate`."""
+    equal band keys capped at the first `max_bucket` papers in id order, the length and symbol-group bounds,
+    the best `max_candidates` by bands proposing them then paper id, the LCS, `choose_candidate`."""
     ids, titles, years = [], [], []
     for paper in sorted(papers, key=lambda p: p.paper_id):
         title = checked_title(paper.title, config)[0]
@@ -263,7 +275,7 @@ def _plain_resolutions(papers: list[Paper], entries: list[BibEntry], config: Mat
             ids.append(paper.paper_id)
             titles.append(title)
             years.append(paper.year)
-    signatures, keys = signatures_and_keys(titles, config)
+    _, keys = signatures_and_keys(titles, config)
     buckets = defaultdict(list)
     for j, row in enumerate(keys.tolist()):
         for band, key in enumerate(row):
@@ -275,17 +287,21 @@ def _plain_resolutions(papers: list[Paper], entries: list[BibEntry], config: Mat
             count(f"unresolved:{problem}", 1)
             resolutions.append(Resolution(entry.bib_id, None, "unresolved"))
             continue
-        signature, (row,) = signatures_and_keys([title], config)
-        candidates = set()
+        _, (row,) = signatures_and_keys([title], config)
+        proposing = Counter()
         for band, key in enumerate(row.tolist()):
             bucket = buckets.get((band, key), [])
             if len(bucket) > config.max_bucket:
                 count("title_bucket_hits_capped", 1)
                 count("title_candidate_pairs_skipped_by_cap", len(bucket) - config.max_bucket)
-            candidates.update(bucket[: config.max_bucket])
-        candidates = sorted(j for j in candidates if could_match(len(title), len(titles[j]), config))
-        jaccard = [float((signature[0] == signatures[j]).mean()) for j in candidates]
-        kept = [candidates[k] for k in rank_candidates([ids[j] for j in candidates], jaccard, config)]
+            proposing.update(bucket[: config.max_bucket])
+        candidates = sorted(
+            j
+            for j in proposing
+            if could_match(len(title), len(titles[j]), config) and _groups_allow(title, titles[j], config)
+        )
+        bands = [proposing[j] for j in candidates]
+        kept = [candidates[k] for k in rank_candidates([ids[j] for j in candidates], bands, config)]
         resolutions.append(
             choose_candidate(
                 entry.bib_id,
