@@ -478,12 +478,7 @@ def measure_against(
     """Each mode run `repeat` times by the baseline checkout and by this one, in turns on the same corpus: the
     CPU seconds of every run, the ratios this/baseline of each pair (and Beam/loop within each side), their
     medians and ranges, and whether both sides wrote the same rows."""
-    corpus = out / f"corpus-{papers}"
-    if corpus_version(corpus) != CORPUS_VERSION:
-        shutil.rmtree(corpus, ignore_errors=True)
-        made = make_corpus(papers, corpus)
-    else:
-        made = {"papers": papers, "reused": True}
+    corpus, made = ensure_corpus(papers, out)
     sides = {"baseline": baseline, "this": REPO}
     runs: dict[str, dict[str, list[dict]]] = {side: {mode: [] for mode in modes} for side in sides}
     for _ in range(repeat):
@@ -522,15 +517,20 @@ def _summary(summary: dict[str, float]) -> str:
     return f"{summary['median']:.3f} (range {summary['low']:.3f}-{summary['high']:.3f})"
 
 
+def ensure_corpus(papers: int, out: Path) -> tuple[Path, dict]:
+    """The corpus of `papers` papers under `out`, made unless one of this `CORPUS_VERSION` is there; and what
+    `make_corpus` says of it (or that it was reused)."""
+    corpus = out / f"corpus-{papers}"
+    if corpus_version(corpus) == CORPUS_VERSION:
+        return corpus, {"papers": papers, "reused": True}
+    shutil.rmtree(corpus, ignore_errors=True)
+    return corpus, make_corpus(papers, corpus)
+
+
 def measure(papers: int, out: Path, modes: tuple[str, ...], matcher: str = "memory", repeat: int = 1) -> dict:
     """Each mode run `repeat` times, in turns (loop, beam, loop, beam, ...); the figures are the runs of median
     CPU, every run's CPU seconds under `repeats`."""
-    corpus = out / f"corpus-{papers}"
-    if corpus_version(corpus) != CORPUS_VERSION:
-        shutil.rmtree(corpus, ignore_errors=True)
-        made = make_corpus(papers, corpus)
-    else:
-        made = {"papers": papers, "reused": True}
+    corpus, made = ensure_corpus(papers, out)
     result: dict = {"corpus": made}
     runs: dict[str, list[dict]] = {mode: [] for mode in modes}
     for _ in range(repeat):
