@@ -32,12 +32,14 @@ OUTPUT`, which refuses runs of another pool, folds or contexts.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime as dt
 import json
 import random
 import resource
+import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -186,8 +188,6 @@ def hatten_rankings(
 ) -> list[list[str]]:
     """Per fold: `trainers.hatten_training.train_hatten` on the other folds' contexts (GloVe `options.glove`,
     fixed; heads that divide its dimension), then the tested contexts prefetched from the pool."""
-    import tempfile
-
     import torch
 
     from trainers.hatten_training import HAttenTrainConfig, QuerySearch, build_index, make_model, train_hatten
@@ -205,8 +205,8 @@ def hatten_rankings(
             refresh_every=options.hatten_refresh, moving_average_decay=0.0, checkpoint_every=0,
             checkpoint_minutes=1e9, seed=options.seed + index,
         )  # fmt: skip
-        with tempfile.TemporaryDirectory() as work:
-            train_hatten(fold, model, vocabulary, Path(work), config, device, amp=False, resume=False, progress=False)
+        with tempfile_dir() as work:
+            train_hatten(fold, model, vocabulary, work, config, device, amp=False, resume=False, progress=False)
         model.eval()
         index_ = build_index(model, vocabulary, fold, device)
         test = fold.queries["test"]
@@ -242,9 +242,9 @@ def citeomatic_rankings(
         rank_candidates,
         train_citeomatic,  # fmt: skip
         training_texts,
+        word_vectors_for,
     )
     from trainers.citeomatic_model import CiteomaticConfig, fit_vocabulary
-    from trainers.pretrained import load_word_vectors
 
     device = torch.device("cpu")
     per_fold = []
@@ -257,12 +257,8 @@ def citeomatic_rankings(
             rank_samples_per_epoch=options.cite_samples // 4, rank_total_samples=options.cite_samples // 2,
         )  # fmt: skip
         vocabulary = fit_vocabulary(training_texts(fold), config.max_features)
-        glove_vocabulary, vectors = load_word_vectors(options.glove, keep=set(vocabulary.words))
-        pretrained = np.zeros((len(vocabulary), vectors.shape[1]), dtype=np.float32)
-        for word, i in glove_vocabulary.index.items():
-            if i > 1 and word in vocabulary.index:
-                pretrained[vocabulary.index[word]] = vectors[i]
-        config = replace(config, dense_dim=int(vectors.shape[1]))
+        pretrained = word_vectors_for(vocabulary, options.glove)
+        config = replace(config, dense_dim=int(pretrained.shape[1]))
         corpus = Corpus(fold, vocabulary, config)
         train = global_queries(fold, "train")
         with tempfile_dir() as work:
@@ -282,6 +278,12 @@ def citeomatic_rankings(
         log(f"  Citeomatic fold {index + 1}/{len(folds)}: {len(train)} training papers, {len(by_paper)} tested "
             f"({time.perf_counter() - start:.0f} s)")  # fmt: skip
     return pooled(queries, per_fold)
+
+
+def chosen_first(chosen: Sequence[str], ranking: Sequence[str]) -> list[str]:
+    """The submodular choice, then the rest of the plain ranking in its order."""
+    taken = set(chosen)
+    return [*chosen, *(p for p in ranking if p not in taken)]
 
 
 def kieu_rankings(
@@ -336,24 +338,17 @@ def kieu_rankings(
         paper_index = index_papers(encoder, tokenizer, fold, eval_args, device)
         vectors = embed_queries(encoder, tokenizer, fold, test, eval_args, device)
         plain, chosen = select_for_queries(vectors, paper_index, test, eval_args)
-        per_fold.append({q.context_id: c + [p for p in r if p not in set(c)]
-                         for q, r, c in zip(test, plain, chosen, strict=True)})  # fmt: skip
+        per_fold.append({q.context_id: chosen_first(c, r) for q, r, c in zip(test, plain, chosen, strict=True)})
         log(f"  Kieu fold {index + 1}/{len(folds)}: trained on {len(train)}, tested {len(test)} "
             f"({time.perf_counter() - start:.0f} s)")  # fmt: skip
     return pooled(queries, per_fold)
 
 
-def tempfile_dir():
+@contextlib.contextmanager
+def tempfile_dir() -> Iterator[Path]:
     """A temporary directory as a `Path` context (the trainers write checkpoints the table does not keep)."""
-    import contextlib
-    import tempfile
-
-    @contextlib.contextmanager
-    def directory():
-        with tempfile.TemporaryDirectory() as work:
-            yield Path(work)
-
-    return directory()
+    with tempfile.TemporaryDirectory() as work:
+        yield Path(work)
 
 
 def train_reranker(

@@ -8,12 +8,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import extractors.contexts
 from extractors.contexts import ContextConfig, cut_contexts
 from extractors.documents.sentences import split_sentences
 from mapping.records import Mention, Paragraph, ParsedDocument
 from tests.support import contexts_reference as reference
-from tests.support.counters import counter_dict
+from tests.support.counters import count_squeezed, counter_dict
 from tests.support.documents import CITING, document
 
 BIB_IDS = (None, "b0", "b1", "b2", "b3", "b9")  # b9 dangles
@@ -109,15 +108,7 @@ def test_sentence_contexts_by_hand(text, want):
 def test_single_spaced_text_is_never_squeezed(monkeypatch):
     """Cutting a document of single-spaced paragraphs squeezes no character: the paragraph's masking is its text
     with markers replaced, and every sentence context a slice of that (a sentence masked anew squeezed its text)."""
-    squeezed = 0
-    squeeze = extractors.contexts.squeeze_whitespace
-
-    def counted(text: str) -> str:
-        nonlocal squeezed
-        squeezed += len(text)
-        return squeeze(text)
-
-    monkeypatch.setattr(extractors.contexts, "squeeze_whitespace", counted)
+    squeezed = count_squeezed(monkeypatch)
     text = "Work on parsing [1] shows much. Later work [2] and [3] agrees. It is all."
     cites = [(m, f"b{k}") for k, m in enumerate(("[1]", "[2]", "[3]"))]
     starts = [text.index(m) for m, _ in cites]
@@ -132,4 +123,4 @@ def test_single_spaced_text_is_never_squeezed(monkeypatch):
         "Work on parsing OTHERCIT shows much. Later work TARGETCIT and OTHERCIT agrees. It is all.",
         "Work on parsing OTHERCIT shows much. Later work OTHERCIT and TARGETCIT agrees. It is all.",
     ]
-    assert squeezed == 0
+    assert squeezed() == 0

@@ -17,7 +17,7 @@ from extractors.documents.files import parse_document_file
 from extractors.documents.sentences import split_sentences
 from mapping.records import BibEntry, Mention, Paragraph, ParsedDocument
 from tests.support import contexts_reference as reference
-from tests.support.counters import counter_dict
+from tests.support.counters import count_squeezed, counter_dict
 from tests.support.documents import CITING, document
 
 BIB_IDS = (None, "b0", "b1", "b2", "b3", "b9")  # b9 dangles
@@ -166,15 +166,7 @@ def work_per_marker(markers: int, monkeypatch: pytest.MonkeyPatch) -> tuple[floa
     contexts of `dense_document(markers)`: counts of the work done, the same on every machine and every run."""
     doc = dense_document(markers)
     resolved = {f"b{k}": f"P{k}" for k in range(markers)}
-    squeezed = 0
-    squeeze = extractors.contexts.squeeze_whitespace
-
-    def counted_squeeze(text: str) -> str:
-        nonlocal squeezed
-        squeezed += len(text)
-        return squeeze(text)
-
-    monkeypatch.setattr(extractors.contexts, "squeeze_whitespace", counted_squeeze)
+    squeezed = count_squeezed(monkeypatch)
     lines = 0
     module = extractors.contexts.__file__
 
@@ -192,7 +184,7 @@ def work_per_marker(markers: int, monkeypatch: pytest.MonkeyPatch) -> tuple[floa
     finally:
         sys.settrace(None)
     assert len(contexts) == markers
-    return lines / markers, squeezed / markers
+    return lines / markers, squeezed() / markers
 
 
 def test_the_work_per_marker_is_flat_as_one_paragraph_grows(monkeypatch):

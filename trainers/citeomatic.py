@@ -631,6 +631,17 @@ def training_authors(
     return fit_author_vocabulary((paper_authors.get(p, ()) for p in training_paper_ids(dataset)), min_count)
 
 
+def word_vectors_for(vocabulary: Vocabulary, glove: str) -> np.ndarray:
+    """`glove`'s vectors (a file or a packaged set, `trainers.pretrained`) row by row for `vocabulary`'s words;
+    zeros for `<pad>`, `<unk>` and words it lacks."""
+    glove_vocabulary, vectors = load_word_vectors(glove, keep=set(vocabulary.words))
+    matrix = np.zeros((len(vocabulary), vectors.shape[1]), dtype=np.float32)
+    for word, i in glove_vocabulary.index.items():
+        if i > 1 and word in vocabulary.index:
+            matrix[vocabulary.index[word]] = vectors[i]
+    return matrix
+
+
 def run_train(args: argparse.Namespace) -> dict:
     dataset = load_dataset(args.dataset, args.context_field)
     device = resolve_device(args.device)
@@ -639,12 +650,8 @@ def run_train(args: argparse.Namespace) -> dict:
     vocabulary = fit_vocabulary(training_texts(dataset), config.max_features)
     pretrained = None
     if args.glove:
-        glove_vocabulary, vectors = load_word_vectors(args.glove, keep=set(vocabulary.words))
-        pretrained = np.zeros((len(vocabulary), vectors.shape[1]), dtype=np.float32)
-        for word, i in glove_vocabulary.index.items():
-            if i > 1 and word in vocabulary.index:
-                pretrained[vocabulary.index[word]] = vectors[i]
-        config = replace(config, dense_dim=int(vectors.shape[1]))
+        pretrained = word_vectors_for(vocabulary, args.glove)
+        config = replace(config, dense_dim=int(pretrained.shape[1]))
     authors = None
     if config.use_authors:
         paper_authors = read_paper_authors(args.dataset)
