@@ -168,18 +168,21 @@ class ResolveNames(beam.PTransform):
         self.enabled = enabled
 
     def expand(self, inputs):
-        keys = (
-            inputs["mentions"]
-            | "NameKeys" >> beam.FlatMap(name_keys_of if self.enabled else lambda _: [])
-            | "DistinctNameKeys" >> beam.Distinct()
-            | "AsKeys" >> beam.Map(lambda key: (key, None))
-        )
-        named = (
-            inputs["papers"]
-            | "TitleHeads" >> beam.FlatMap(_heads_among, wanted=beam.pvalue.AsDict(keys))
-            | "PapersByName" >> beam.GroupByKey()
-            | "PapersOfName" >> beam.MapTuple(lambda key, papers: (key, sorted(set(papers), key=repr)))
-        )
+        if self.enabled:
+            keys = (
+                inputs["mentions"]
+                | "NameKeys" >> beam.FlatMap(name_keys_of)
+                | "DistinctNameKeys" >> beam.Distinct()
+                | "AsKeys" >> beam.Map(lambda key: (key, None))
+            )
+            named = (
+                inputs["papers"]
+                | "TitleHeads" >> beam.FlatMap(_heads_among, wanted=beam.pvalue.AsDict(keys))
+                | "PapersByName" >> beam.GroupByKey()
+                | "PapersOfName" >> beam.MapTuple(lambda key, papers: (key, sorted(set(papers), key=repr)))
+            )
+        else:  # no name is looked up: the database's titles are not read for their heads
+            named = inputs["mentions"].pipeline | "NoNames" >> beam.Create([])
         resolved = inputs["mentions"] | "ApplyNames" >> beam.ParDo(
             _ApplyNamesFn(self.enabled), named=beam.pvalue.AsDict(named)
         ).with_outputs(TALLY, main="mentions")
