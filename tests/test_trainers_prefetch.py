@@ -9,7 +9,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from trainers.prefetch import PaperIndex, top_k_cosine  # noqa: E402
+from trainers.prefetch import PaperIndex, top_k_cosine, top_k_one  # noqa: E402
 
 
 def numpy_top_k(queries, papers, k, query_days, paper_days, excluded):
@@ -76,3 +76,35 @@ def test_single_queries_give_the_batchs_rows_from_one_position_map():
     top = index.search(queries[:1], 1, ["zzz"], [None])[0][0]
     index.positions["zzz"] = ids.index(top)  # "zzz" now names the top paper: it is the citing paper, left out
     assert top not in index.search(queries[:1], 5, ["zzz"], [None])[0]
+
+
+@pytest.mark.parametrize("k", [1, 40, 301, 500])
+def test_one_query_path_matches_numpy(k):
+    rng = np.random.default_rng(1)
+    queries, papers = normalised(rng, 9, 16), normalised(rng, 301, 16)
+    query_days = rng.integers(0, 1000, 9)
+    paper_days = rng.integers(0, 1000, 301)
+    excluded = rng.integers(-1, 301, 9)
+    expected_scores, expected_indices = numpy_top_k(queries, papers, k, query_days, paper_days, excluded)
+    for q in range(9):
+        got = top_k_one(queries[q], papers, k, int(query_days[q]), paper_days, int(excluded[q]))
+        finite = np.isfinite(expected_scores[q])
+        assert got.shape == (min(k, 301),)
+        assert (got[finite] == expected_indices[q][finite]).all()
+        assert (got[~finite] == -1).all()
+
+
+def test_one_query_on_the_cpu_ranks_as_the_batched_search():
+    rng = np.random.default_rng(2)
+    papers = normalised(rng, 2000, 32)
+    queries = torch.from_numpy(normalised(rng, 5, 32))
+    dates = [dt.date(2000 + i % 25, 1 + i % 12, 1) for i in range(2000)]
+    index = PaperIndex.build([f"p{i}" for i in range(2000)], torch.from_numpy(papers), dates)
+    citing, when = ["p3", "p10", "zzz", "p1999", "p0"], [dt.date(2010, 6, 1), None, dt.date(2024, 1, 1), None, None]
+    batched = index.search_positions(queries, 100, citing, when)
+    single = np.concatenate(
+        [index.search_positions(queries[q : q + 1], 100, citing[q : q + 1], when[q : q + 1]) for q in range(5)]
+    )
+    assert (single == batched).all()
+    assert 3 not in single[0] and 10 not in single[1]
+    assert all(dates[i] <= dt.date(2010, 6, 1) for i in single[0] if i >= 0)

@@ -2,7 +2,8 @@
 
 Embedding packs unique paragraphs in length-sorted batches under a word budget (`embed_documents`). The search
 runs as batched matrix products on the embeddings' device, chunked over papers and queries with a running top-K,
-so 1.7M papers fit; the citing paper and later papers are excluded before the top-K.
+so 1.7M papers fit; the citing paper and later papers are excluded before the top-K. One query on a CPU takes a
+matrix-vector path instead (`top_k_one`), as fast as memory can be read.
 """
 
 from __future__ import annotations
@@ -140,6 +141,30 @@ def top_k_cosine(
     return torch.cat(all_scores), torch.cat(all_indices)
 
 
+def top_k_one(
+    query: np.ndarray, papers: np.ndarray, k: int, query_day: int, paper_days: np.ndarray, excluded: int
+) -> np.ndarray:
+    """Positions of the k papers most similar to one query, best first (ties by position), -1 past the papers
+    allowed: never `excluded` nor a paper whose day is after `query_day`. int32 (k,).
+
+    The single-query path on a CPU: one matrix-vector product through numpy's BLAS (a bandwidth-bound read of the
+    paper matrix; torch's CPU build ran the same product 3-4x slower on this machine's AMD CPU) and an
+    `argpartition` for the top k instead of a full `topk` (0.18 against 0.77 ms at 100,000 papers)."""
+    k = min(k, papers.shape[0])
+    out = np.full(k, -1, dtype=np.int32)
+    if k == 0:
+        return out
+    scores = papers @ query
+    scores[paper_days > query_day] = -np.inf
+    if 0 <= excluded < scores.shape[0]:
+        scores[excluded] = -np.inf
+    top = np.argpartition(-scores, k - 1)[:k] if k < scores.shape[0] else np.arange(scores.shape[0])
+    top = top[np.lexsort((top, -scores[top]))]
+    top = top[np.isfinite(scores[top])]
+    out[: top.shape[0]] = top
+    return out
+
+
 @dataclass
 class PaperIndex:
     """Paper embeddings with their ids and publication days, ready for exact search."""
@@ -159,6 +184,14 @@ class PaperIndex:
         of Python (about 0.4 s at 1.7M papers), many times the search itself on a GPU."""
         return {paper_id: i for i, paper_id in enumerate(self.paper_ids)}
 
+    @cached_property
+    def _cpu_arrays(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """The embeddings and days as numpy arrays sharing the tensors' memory, for `top_k_one`; None unless the
+        index is float32 on the CPU."""
+        if self.embeddings.device.type != "cpu" or self.embeddings.dtype != torch.float32:
+            return None
+        return self.embeddings.contiguous().numpy(), self.days.numpy()
+
     def search_positions(
         self,
         query_embeddings: torch.Tensor,
@@ -171,6 +204,11 @@ class PaperIndex:
         """Positions in `paper_ids` of the top-k papers per query, best first, -1 where fewer than k papers may be
         returned; never the citing paper nor a paper published after it. int32 (Q, k)."""
         position = self.positions
+        if query_embeddings.shape[0] == 1 and self._cpu_arrays is not None:
+            papers, days = self._cpu_arrays
+            query = query_embeddings[0].detach().to("cpu", torch.float32).numpy()
+            day = day_number(citing_dates[0], UNKNOWN_QUERY_DAY)
+            return top_k_one(query, papers, k, day, days, position.get(citing_ids[0], -1))[None, :]
         device = self.embeddings.device
         query_days = torch.tensor([day_number(d, UNKNOWN_QUERY_DAY) for d in citing_dates], device=device)
         excluded = torch.tensor([position.get(c, -1) for c in citing_ids], dtype=torch.long, device=device)
