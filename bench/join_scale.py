@@ -490,10 +490,9 @@ def bytes_after(sample: Sample, config: MatchConfig) -> tuple[dict[str, float], 
     buckets = bucket_keys(sample.paper_keys)
     for i, (pid, title, year) in enumerate(sample.papers):
         member = ([(pid, len(title), groups[i])], 0)
-        for bucket in buckets[i * bands : (i + 1) * bands]:
-            for kind in ("", "Raw"):
-                model.gbk(f"{kind}CapBuckets", bucket, member)
-                model.fan_out(f"Join{kind}Buckets", bucket, "p", member, many=False)
+        for bucket in buckets[i * bands : (i + 1) * bands]:  # capped and joined once, for titles and raw strings
+            model.gbk("CapBuckets", bucket, member)
+            model.fan_out("JoinBuckets", bucket, "p", member, many=False)
         model.fan_out("JoinPapers", pid, "p", (title, year), many=False)
         model.fan_out("JoinRawPapers", pid, "records", (title, year, "", signature), many=False)
     return per_ref, {step: b / len(sample.papers) for step, b in model.bytes.items()}
@@ -507,10 +506,9 @@ def _model_step(name: str) -> str | None:
     name = name.replace("-", "/") + "/"
     if "MatchTitles/" not in name:
         return None
-    raw = "Raw" if "/ByRawString/" in name else ""
     if "/CapBuckets/" in name:
-        return f"{raw}CapBuckets"
-    for stage in ("JoinRawBuckets", "JoinBuckets", "JoinRawPapers", "JoinPapers", "JoinRefTitles", "JoinRawRefs"):
+        return "CapBuckets"
+    for stage in ("JoinBuckets", "JoinRawPapers", "JoinPapers", "JoinRefTitles", "JoinRawRefs"):
         if f"/{stage}/" in name:
             return f"{stage}/count" if "/CountPerKey/" in name else stage
     return "JoinRefs" if "/JoinRefs/" in name else name

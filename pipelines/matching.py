@@ -60,6 +60,7 @@ ENTRIES = "entries"
 DONE = "done"
 RAW = "raw"
 FROM_PAPERS, FROM_REFS = "p", "r"
+RAW_PAIRS = "raw_pairs"
 """The sides of the title join's `CoGroupByKey`s: what papers and what references bring. One letter each, because a
 `CoGroupByKey` writes its tag beside every value it shuffles (25 a reference in the bucket join)."""
 
@@ -134,7 +135,9 @@ class _SignRefsFn(ConfiguredFn):
 
 class CapBucketFn(beam.CombineFn):
     """The papers of one LSH bucket as `cap_bucket` keeps them, (the first `max_bucket` members in paper id order,
-    how many were left out), combined without gathering the bucket: each accumulator keeps at most `max_bucket`."""
+    how many were left out), combined without gathering the bucket: an accumulator holds at most twice
+    `max_bucket` members, capped only when it grows past that and at the end, so adding a member is an append
+    (capping at every add sorted the accumulator once a member: most of the join's CPU at 100,000 titles)."""
 
     def __init__(self, config: MatchConfig) -> None:
         self.config = config
@@ -142,21 +145,30 @@ class CapBucketFn(beam.CombineFn):
     def create_accumulator(self) -> tuple[list, int]:
         return [], 0
 
+    def _bounded(self, kept: list, skipped: int) -> tuple[list, int]:
+        if len(kept) <= 2 * self.config.max_bucket:
+            return kept, skipped
+        kept, more = cap_bucket(kept, self.config)
+        return kept, skipped + more
+
     def add_input(self, accumulator: tuple[list, int], member: tuple) -> tuple[list, int]:
         kept, skipped = accumulator
-        kept, more = cap_bucket([*kept, member], self.config)
-        return kept, skipped + more
+        kept.append(member)
+        return self._bounded(kept, skipped)
 
     def merge_accumulators(self, accumulators) -> tuple[list, int]:
         everything, skipped = [], 0
         for kept, more in accumulators:
             everything.extend(kept)
             skipped += more
-        kept, more = cap_bucket(everything, self.config)
-        return kept, skipped + more
+        return self._bounded(everything, skipped)
 
     def extract_output(self, accumulator: tuple[list, int]) -> tuple[list, int]:
-        return accumulator
+        kept, skipped = accumulator
+        if len(kept) == 1:
+            return kept, skipped
+        kept, more = cap_bucket(kept, self.config)
+        return kept, skipped + more
 
 
 class MatchStage(ConfiguredTransform):
@@ -171,24 +183,22 @@ class MatchStage(ConfiguredTransform):
 
 
 class JoinBuckets(MatchStage):
-    """`{"papers": (bucket, (paper id, length, packed group counts)), "refs": (bucket, member)}` into the candidate
-    pairs of every bucket holding both, one a bucket (so a pair comes once for each band proposing it), and `tally`.
-    `kind` title: members are (ref key, length, packed group counts) and the pairs `(ref key, paper id)` those
-    whose length and symbol groups can reach `min_similarity` (`could_match`, `could_match_packed`); raw: members
-    are ref keys and the pairs `(paper id, ref key)`, all of them. A bucket's papers are capped by a combine
-    (`CapBucketFn`) before the join, and its references are spread by `FanOutJoin`: no group holds a bucket's
-    every paper or every reference (a title cited 100,000 times puts its references in the same buckets)."""
-
-    def __init__(self, config: MatchConfig, kind: str = "title", max_group: int = MAX_GROUP) -> None:
-        super().__init__(config, max_group)
-        self.kind = kind
+    """`{"papers": (bucket, capped members), "refs": (bucket, member)}` into the candidate pairs of every bucket
+    holding both, one a bucket (so a pair comes once for each band proposing it), and `tally`. Titles and raw
+    strings share the join, told apart by their members: a title's member is (ref key, length, packed group
+    counts) and its pairs `(ref key, paper id)` (main output) those whose length and symbol groups can reach
+    `min_similarity` (`could_match`, `could_match_packed`); a raw string's segments' member is its ref key and its
+    pairs `(paper id, ref key)` (`raw_pairs`), all of them. One join, not one for each: the database's buckets
+    are the join's bulk, and each pass over them costs the same whatever the references. A bucket's papers come
+    capped (members (paper id, length, packed group counts), `CapBucketFn`), and its references are spread by
+    `FanOutJoin`: no group holds a bucket's every paper or every reference (a title cited 100,000 times puts its
+    references in the same buckets)."""
 
     def expand(self, inputs):
-        capped = inputs[PAPERS] | "CapBuckets" >> beam.CombinePerKey(CapBucketFn(self.config))
         return (
-            {FROM_PAPERS: capped, FROM_REFS: inputs[REFS]}
-            | "Join" >> FanOutJoin(FROM_REFS, _member_key, f"{self.kind}_bucket", self.max_group)
-            | "Pairs" >> beam.ParDo(_BucketPairsFn(self.config, self.kind)).with_outputs(TALLY, main="pairs")
+            {FROM_PAPERS: inputs[PAPERS], FROM_REFS: inputs[REFS]}
+            | "Join" >> FanOutJoin(FROM_REFS, _member_key, "bucket", self.max_group)
+            | "Pairs" >> beam.ParDo(_BucketPairsFn(self.config)).with_outputs(TALLY, RAW_PAIRS, main="pairs")
         )
 
 
@@ -199,10 +209,6 @@ class _BucketPairsFn(ConfiguredFn):
 
     config: MatchConfig
 
-    def __init__(self, config: MatchConfig, kind: str = "title") -> None:
-        super().__init__(config)
-        self.kind = kind
-
     def process(self, element) -> Iterator:
         _, grouped = element
         refs = grouped[FROM_REFS]
@@ -210,24 +216,30 @@ class _BucketPairsFn(ConfiguredFn):
         if not refs or capped is None:
             return
         papers, skipped = capped
-        counted = sum(not _member_key(ref).startswith(UNCOUNTED) for ref in refs)
-        if skipped and counted:
-            tally = self.tallies()
-            tally(f"{self.kind}_bucket_hits_capped", counted)
-            tally(f"{self.kind}_candidate_pairs_skipped_by_cap", skipped * counted)
-            yield from tally.emit()
-        if self.kind == "raw":
-            for paper_id, _, _ in papers:
-                for ref in refs:
-                    yield paper_id, ref
-            return
+        if skipped:
+            counted = Counter(
+                "raw" if isinstance(ref, str) else "title"
+                for ref in refs
+                if not _member_key(ref).startswith(UNCOUNTED)
+            )
+            if counted:
+                tally = self.tallies()
+                for kind, n in sorted(counted.items()):
+                    tally(f"{kind}_bucket_hits_capped", n)
+                    tally(f"{kind}_candidate_pairs_skipped_by_cap", skipped * n)
+                yield from tally.emit()
         config = self.config
-        for ref, length, groups in refs:
+        for ref in refs:
+            if isinstance(ref, str):
+                for paper_id, _, _ in papers:
+                    yield beam.pvalue.TaggedOutput(RAW_PAIRS, (paper_id, ref))
+                continue
+            key, length, groups = ref
             for paper_id, paper_length, paper_groups in papers:
                 if could_match(length, paper_length, config) and could_match_packed(
                     groups, paper_groups, max(length, paper_length), config
                 ):
-                    yield ref, paper_id
+                    yield key, paper_id
 
 
 class _ChooseCandidatesFn(ConfiguredFn):
@@ -349,9 +361,12 @@ class MatchTitles(MatchStage):
         refs = _batched(usable.usable, "BatchRefs") | "SignRefs" >> beam.ParDo(_SignRefsFn(config)).with_outputs(
             RECORDS, main="buckets"
         )
-        pairs = {PAPERS: papers.buckets, REFS: refs.buckets} | "JoinBuckets" >> JoinBuckets(
-            config, "title", self.max_group
-        )
+        raw_refs = _batched(usable[RAW], "BatchRawRefs") | "SignRawSegments" >> beam.ParDo(
+            _RawSegmentsFn(config)
+        ).with_outputs(RECORDS, DONE, TALLY, main="buckets")
+        capped = papers.buckets | "CapBuckets" >> beam.CombinePerKey(CapBucketFn(config))
+        ref_buckets = (refs.buckets, raw_refs.buckets) | "AllRefBuckets" >> beam.Flatten()
+        pairs = {PAPERS: capped, REFS: ref_buckets} | "JoinBuckets" >> JoinBuckets(config, self.max_group)
         candidates = (
             {FROM_PAPERS: pairs.pairs, FROM_REFS: refs[RECORDS]}
             | "JoinRefTitles" >> beam.CoGroupByKey()
@@ -369,17 +384,19 @@ class MatchTitles(MatchStage):
             | "JoinRefs" >> beam.CoGroupByKey()
             | "Choose" >> beam.ParDo(_ChooseFn(config)).with_outputs(TALLY, main="resolutions")
         )
-        raw = {"paper_buckets": papers.buckets, "paper_records": papers[RECORDS], REFS: usable[RAW]} | (
+        raw = {"pairs": pairs[RAW_PAIRS], "paper_records": papers[RECORDS], RECORDS: raw_refs[RECORDS]} | (
             "ByRawString" >> MatchRawStrings(config, self.max_group)
         )
         resolutions = (
             chosen.resolutions,
             candidates[DONE],
             usable[DONE],
+            raw_refs[DONE],
             raw["resolutions"],
         ) | "AllTitleResolutions" >> beam.Flatten()
         tally = (
             usable[TALLY],
+            raw_refs[TALLY],
             pairs[TALLY],
             candidates[TALLY],
             chosen[TALLY],
@@ -449,33 +466,24 @@ class _VerifyRawFn(ConfiguredFn):
 
 
 class MatchRawStrings(MatchStage):
-    """`{"paper_buckets", "paper_records": the papers as `MatchTitles` signs them, "refs": (ref key, BibEntry)
-    with a raw string and no usable title}` to `{"resolutions", "tally"}`: the
-    raw-string path of `mapping/raw_strings.py` as joins. The strings' segments join the papers' buckets as
-    titles do, the candidates get the paper's title, year, signature and first author, and each string is
-    decided by `resolve_raw_candidates`, as `InMemoryMatcher` decides it."""
+    """`{"pairs": (paper id, ref key) from `JoinBuckets`' `raw_pairs`, "paper_records": the papers as `MatchTitles`
+    signs them, "records": (ref key, (bib id, parsed string, segment signatures)) from `_RawSegmentsFn`}` to
+    `{"resolutions", "tally"}`: the raw-string path of `mapping/raw_strings.py` after the bucket join. The
+    candidates get the paper's title, year, signature and first author, and each string is decided by
+    `resolve_raw_candidates`, as `InMemoryMatcher` decides it."""
 
     def expand(self, inputs):
-        config = self.config
-        refs = _batched(inputs[REFS], "BatchRawRefs") | "SignRawSegments" >> beam.ParDo(
-            _RawSegmentsFn(config)
-        ).with_outputs(RECORDS, DONE, TALLY, main="buckets")
-        pairs = {PAPERS: inputs["paper_buckets"], REFS: refs.buckets} | "JoinRawBuckets" >> JoinBuckets(
-            config, "raw", self.max_group
-        )
         candidates = (
-            {"pairs": pairs.pairs, RECORDS: inputs["paper_records"]}
+            {"pairs": inputs["pairs"], RECORDS: inputs["paper_records"]}
             | "JoinRawPapers" >> FanOutJoin("pairs", str, "raw_candidate_paper", self.max_group)
             | "AttachRawPapers" >> beam.ParDo(_AttachPaperFn())
         )
         verified = (
-            {"candidates": candidates, RECORDS: refs[RECORDS]}
+            {"candidates": candidates, RECORDS: inputs[RECORDS]}
             | "JoinRawRefs" >> beam.CoGroupByKey()
-            | "VerifyRaw" >> beam.ParDo(_VerifyRawFn(config)).with_outputs(TALLY, main="resolutions")
+            | "VerifyRaw" >> beam.ParDo(_VerifyRawFn(self.config)).with_outputs(TALLY, main="resolutions")
         )
-        resolutions = (verified.resolutions, refs[DONE]) | "AllRawResolutions" >> beam.Flatten()
-        tally = (refs[TALLY], pairs[TALLY], verified[TALLY]) | "RawTallies" >> beam.Flatten()
-        return {"resolutions": resolutions, TALLY: tally}
+        return {"resolutions": verified.resolutions, TALLY: verified[TALLY]}
 
 
 KEYED = "keyed"

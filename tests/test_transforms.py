@@ -231,7 +231,7 @@ def test_a_reference_cited_everywhere_resolves_as_in_memory_without_one_group_of
     result = p.run()
     result.wait_until_finish()
     assert largest_group(result, "identifier") <= 60  # 400 references in groups of about 40
-    assert largest_group(result, "title_bucket") <= 60
+    assert largest_group(result, "bucket") <= 60
     # a paper's candidate pairs: each reference brings one pair per LSH band it shares (up to 25), and a
     # reference's pairs stay in one group, so groups hold a few references' pairs, not the 10,000 of all 400
     assert largest_group(result, "title_candidate_paper") <= 250
