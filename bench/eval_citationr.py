@@ -36,6 +36,7 @@ from bench.citationr.labels import (  # noqa: E402
     evaluate,
     label_agreement,
     own_text_of,
+    rate_cell,
     read_reviews,
 )
 from bench.citationr.samples import HELD_OUT_LABELS, POOLED_LABEL_FILES, READABLE, REPORTED_ALONE, part  # noqa: E402
@@ -204,17 +205,9 @@ def _table(result: dict[str, dict], split: str) -> str:
         cells = []
         for column in columns:
             rate = result[source].get(column, {}).get(key)
-            cells.append(_cell(rate))
+            cells.append(rate_cell(rate))
         lines.append(f"| {label} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
-
-
-def _cell(rate: dict | None) -> str:
-    if not rate or not rate["of"]:
-        return "n/a"
-    low, high = rate["ci95"]
-    value = rate["hits"] / rate["of"]  # from the counts: `value` is already rounded to 3 places
-    return f"{value:.2f} [{low:.2f}, {high:.2f}] ({rate['hits']}/{rate['of']})"
 
 
 def main(argv: list[str] | None = None) -> None:

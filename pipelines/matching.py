@@ -218,9 +218,7 @@ class _BucketPairsFn(ConfiguredFn):
         papers, skipped = capped
         if skipped:
             counted = Counter(
-                "raw" if isinstance(ref, str) else "title"
-                for ref in refs
-                if not _member_key(ref).startswith(UNCOUNTED)
+                "raw" if isinstance(ref, str) else "title" for ref in refs if not _member_key(ref).startswith(UNCOUNTED)
             )
             if counted:
                 tally = self.tallies()

@@ -122,6 +122,15 @@ class Rate:
 
 
 @lru_cache(maxsize=64)
+def rate_cell(rate: dict | None) -> str:
+    """A `Rate.as_dict()` as a table cell, "value [low, high] (hits/of)" (the value from the counts: `value` is
+    rounded to 3 places), or "n/a" when nothing was counted."""
+    if not rate or not rate["of"]:
+        return "n/a"
+    low, high = rate["ci95"]
+    return f"{rate['hits'] / rate['of']:.2f} [{low:.2f}, {high:.2f}] ({rate['hits']}/{rate['of']})"
+
+
 def _parsed(source: str, stamp: tuple[int, int]) -> tuple:
     """Every item of one review file, parsed once for `read_reviews` and `own_text_of` alike (`stamp`: the file's
     modification time and size, so that a file written again is parsed again)."""

@@ -36,8 +36,8 @@ from pathlib import Path
 from rapidfuzz import fuzz
 
 from bench.citationr.fit_decision import VENUES, Case, decided, fit_on, git_commit, load_table, rules_decided
-from bench.citationr.labels import DISTRACTORS, Rate, groups, mention_bib_entries, occurrences
-from bench.citationr.venues import RESULTS
+from bench.citationr.labels import DISTRACTORS, Rate, groups, mention_bib_entries, occurrences, rate_cell
+from bench.citationr.venues import RESULTS, write_results
 from bench.shared import shared_data_dir
 from extractors.reviews.mentions.shapes import overlaps
 from extractors.reviews.records import RECOMMENDED, PaperMention
@@ -62,8 +62,11 @@ FORMS = (
 _ENUMERATOR = re.compile(r"^\s*(?:\[\d{1,3}\]|\(\d{1,3}\)|\d{1,3}[.):]|[A-Za-z]{1,2}\d{1,2}[.):])\s")
 _BULLET = re.compile(r"^\s*(?:[-*\u2022\u25cf]|\[[a-z]\]|\([a-z]\)|[a-z]\))\s")
 _YEAR = re.compile(r"\b(?:19[5-9]\d|20[0-3]\d)[a-z]?\b")
-_REFERENCE_CUE = re.compile(r"\bet al\b|\bproceedings\b|\bconference\b|\barxiv\b|https?://|\bjournal\b|\bICLR|"
-                            r"\bNeurIPS|\bICML|\bCVPR|\bACL\b|\bEMNLP|\bAAAI", re.IGNORECASE)
+_REFERENCE_CUE = re.compile(
+    r"\bet al\b|\bproceedings\b|\bconference\b|\barxiv\b|https?://|\bjournal\b|\bICLR|"
+    r"\bNeurIPS|\bICML|\bCVPR|\bACL\b|\bEMNLP|\bAAAI",
+    re.IGNORECASE,
+)
 _QUOTES = "\"'“”‘’`"
 
 
@@ -320,13 +323,6 @@ def measure(table, venues: Sequence[str] = VENUES, shared: Path | None = None) -
     }
 
 
-def _cell(rate: dict) -> str:
-    if not rate["of"]:
-        return "n/a"
-    low, high = rate["ci95"]
-    return f"{rate['value']:.2f} [{low:.2f}, {high:.2f}] ({rate['hits']}/{rate['of']})"
-
-
 def markdown(result: dict) -> str:
     """Per form: title recall of the model and the rules over all titles and the never-read ones, and why the
     model missed (all titles); then the false titles from numbered comment lines."""
@@ -338,8 +334,9 @@ def markdown(result: dict) -> str:
         every, unread = parts["all"], parts["never_read"]
         misses = ", ".join(f"{k} {v}" for k, v in sorted(every["model_misses"].items(), key=lambda kv: -kv[1]))
         lines.append(
-            f"| {form} | {every['model']['of']} | {_cell(every['model'])} | {_cell(every['rules'])} | "
-            f"{_cell(unread['model'])} | {_cell(unread['rules'])} | {misses} | {_cell(every['model_resolved'])} |"
+            f"| {form} | {every['model']['of']} | {rate_cell(every['model'])} | {rate_cell(every['rules'])} | "
+            f"{rate_cell(unread['model'])} | {rate_cell(unread['rules'])} | {misses} | "
+            f"{rate_cell(every['model_resolved'])} |"
         )
     lines.append("")
     for name, c in result["numbered_comments"].items():
@@ -358,11 +355,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     args = parser.parse_args(argv)
     shared = shared_data_dir()
     result = measure(load_table(shared), shared=shared)
-    args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "title_forms.json").write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
-    table = markdown(result)
-    (args.out / "title_forms.md").write_text(table, encoding="utf-8")
-    print(table)
+    write_results(args.out, "title_forms", result, markdown(result))
 
 
 if __name__ == "__main__":

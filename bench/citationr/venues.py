@@ -39,7 +39,7 @@ from bench.citationr.fit_decision import (
     matches_title,
     rules_decided,
 )
-from bench.citationr.labels import Rate, occurrences
+from bench.citationr.labels import Rate, occurrences, rate_cell
 from bench.shared import shared_data_dir
 from extractors.reviews.mentions.decision import MODEL_REASON, DecisionHead, mention_shape
 from extractors.reviews.mentions.learned import FREE_REASON
@@ -162,11 +162,12 @@ def measure(table: Table, venues: Sequence[str] = VENUES) -> tuple[dict[str, obj
     return result, heads
 
 
-def _cell(rate: dict) -> str:
-    if not rate["of"]:
-        return "n/a"
-    low, high = rate["ci95"]
-    return f"{rate['value']:.2f} [{low:.2f}, {high:.2f}] ({rate['hits']}/{rate['of']})"
+def write_results(out: Path, name: str, result: dict, table: str) -> None:
+    """`result` as `out/<name>.json` and its `table` as `out/<name>.md`, and the table printed."""
+    out.mkdir(parents=True, exist_ok=True)
+    (out / f"{name}.json").write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    (out / f"{name}.md").write_text(table, encoding="utf-8")
+    print(table)
 
 
 def markdown(result: dict) -> str:
@@ -184,8 +185,8 @@ def markdown(result: dict) -> str:
             label = venue if index == 0 else ""
             reviews = str(figures["reviews"]) if index == 0 else ""
             lines.append(
-                f"| {label} | {reviews} | {name} | {_cell(figures['review_precision'])} | "
-                f"{_cell(figures['review_recall'])} | {_cell(figures['title_recall'])} |"
+                f"| {label} | {reviews} | {name} | {rate_cell(figures['review_precision'])} | "
+                f"{rate_cell(figures['review_recall'])} | {rate_cell(figures['title_recall'])} |"
             )
     return "\n".join(lines) + "\n"
 
@@ -195,13 +196,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--out", type=Path, default=RESULTS, help="folder for venues.json and venues.md")
     args = parser.parse_args(argv)
     result, heads = measure(load_table(shared_data_dir()))
-    args.out.mkdir(parents=True, exist_ok=True)
     for venue, head in heads.items():  # what bench/tests/test_decision_venues.py measures on the venue left out
         head.save(args.out / "heads" / f"without-{venue}.npz", json.loads(head.trained))
-    (args.out / "venues.json").write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
-    table = markdown(result)
-    (args.out / "venues.md").write_text(table, encoding="utf-8")
-    print(table)
+    write_results(args.out, "venues", result, markdown(result))
     for venue, data in result["venues"].items():
         print(f"{venue}: model errors {data['model_errors']}", file=sys.stderr)
 

@@ -22,7 +22,7 @@ REVIEW = (
     "Summary: the paper proposes a sampler.\n"
     "1. The ablation in Table 2 lacks a baseline.\n"
     "2. Why is the learning rate so small?\n"
-    "The authors should discuss \"Deep Residual Learning for Image Recognition\" and compare.\n"
+    'The authors should discuss "Deep Residual Learning for Image Recognition" and compare.\n'
     "Missing references:\n"
     "[1] Kingma, D. P. and Ba, J. (2015). Adam: A Method for Stochastic\n"
     "Optimization. In ICLR.\n"
