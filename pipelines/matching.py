@@ -60,9 +60,10 @@ ENTRIES = "entries"
 DONE = "done"
 RAW = "raw"
 FROM_PAPERS, FROM_REFS = "p", "r"
-RAW_PAIRS = "raw_pairs"
 """The sides of the title join's `CoGroupByKey`s: what papers and what references bring. One letter each, because a
 `CoGroupByKey` writes its tag beside every value it shuffles (25 a reference in the bucket join)."""
+RAW_PAIRS = "raw_pairs"
+"""`JoinBuckets`' output of the raw strings' (paper id, ref key) pairs, beside the titles' main output."""
 
 
 def counter_for(ref: str, tally: Tallies) -> CounterFn:
