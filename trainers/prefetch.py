@@ -190,7 +190,7 @@ class PaperIndex:
         index is float32 on the CPU."""
         if self.embeddings.device.type != "cpu" or self.embeddings.dtype != torch.float32:
             return None
-        return self.embeddings.contiguous().numpy(), self.days.numpy()
+        return self.embeddings.detach().contiguous().numpy(), self.days.numpy()
 
     def search_positions(
         self,
