@@ -105,6 +105,35 @@ def pooled(queries: Sequence[ContextQuery], per_fold: Sequence[dict[str, list[st
     return [ranking[q.context_id] for q in queries]
 
 
+RankFold = Callable[[CitationDataset, int], tuple[dict[str, list[str]], str]]
+"""One fold's system: (the fold's dataset, its index) -> (context id -> ranking of its tested contexts, what the
+fold's progress line says)."""
+
+
+def each_fold(
+    dataset: CitationDataset,
+    queries: Sequence[ContextQuery],
+    folds: list[list[str]],
+    seed: int,
+    name: str,
+    log: Callable[[str], None],
+    rank_fold: RankFold,
+) -> list[list[str]]:
+    """`rank_fold` on every fold (`fold_dataset`, torch seeded with `seed` + the fold's index), a progress line a
+    fold, and the folds' rankings `pooled` in query order."""
+    import torch
+
+    per_fold = []
+    for index, tested in enumerate(folds):
+        start = time.perf_counter()
+        fold = fold_dataset(dataset, queries, tested)
+        torch.manual_seed(seed + index)
+        rankings, detail = rank_fold(fold, index)
+        per_fold.append(rankings)
+        log(f"  {name} fold {index + 1}/{len(folds)}: {detail} ({time.perf_counter() - start:.0f} s)")
+    return pooled(queries, per_fold)
+
+
 def merge_tables(tables: Sequence[dict]) -> dict:
     """Tables of separate runs (one system each, say) as one: the same pool, folds and contexts required; rows in
     order of first appearance, a system already present (BM25 in each run) kept once."""
@@ -193,11 +222,8 @@ def hatten_rankings(
     from trainers.hatten_training import HAttenTrainConfig, QuerySearch, build_index, make_model, train_hatten
 
     device = torch.device("cpu")
-    per_fold = []
-    for index, tested in enumerate(folds):
-        start = time.perf_counter()
-        fold = fold_dataset(dataset, queries, tested)
-        torch.manual_seed(options.seed + index)
+
+    def rank_fold(fold: CitationDataset, index: int) -> tuple[dict[str, list[str]], str]:
         overrides = {"hidden_dim": options.hatten_hidden, "num_heads": 8}
         model, vocabulary = make_model(fold, overrides, options.glove)
         config = HAttenTrainConfig(
@@ -211,11 +237,11 @@ def hatten_rankings(
         index_ = build_index(model, vocabulary, fold, device)
         test = fold.queries["test"]
         rankings, _ = QuerySearch(model, vocabulary, fold, index_, device).prefetch(test, options.depth)
-        per_fold.append({q.context_id: r for q, r in zip(test, rankings, strict=True)})
-        log(f"  HAtten fold {index + 1}/{len(folds)}: {model.config.embed_dim}-d, {model.config.num_heads} heads, "
-            f"trained on {len(fold.queries['train'])}, tested {len(test)} "
-            f"({time.perf_counter() - start:.0f} s)")  # fmt: skip
-    return pooled(queries, per_fold)
+        detail = (f"{model.config.embed_dim}-d, {model.config.num_heads} heads, trained on "
+                  f"{len(fold.queries['train'])}, tested {len(test)}")  # fmt: skip
+        return {q.context_id: r for q, r in zip(test, rankings, strict=True)}, detail
+
+    return each_fold(dataset, queries, folds, options.seed, "HAtten", log, rank_fold)
 
 
 def citeomatic_rankings(
@@ -247,11 +273,8 @@ def citeomatic_rankings(
     from trainers.citeomatic_model import CiteomaticConfig, fit_vocabulary
 
     device = torch.device("cpu")
-    per_fold = []
-    for index, tested in enumerate(folds):
-        start = time.perf_counter()
-        fold = fold_dataset(dataset, queries, tested)
-        torch.manual_seed(options.seed + index)
+
+    def rank_fold(fold: CitationDataset, index: int) -> tuple[dict[str, list[str]], str]:
         config = CiteomaticConfig(
             select_samples_per_epoch=options.cite_samples, select_total_samples=2 * options.cite_samples,
             rank_samples_per_epoch=options.cite_samples // 4, rank_total_samples=options.cite_samples // 2,
@@ -274,10 +297,10 @@ def citeomatic_rankings(
                 candidates = selector.candidates(paper, config)
                 ranked = rank_candidates(trained["nnrank"], corpus, selector, paper, candidates, device)
                 by_paper[query.citing_id] = ranked[: options.depth]
-        per_fold.append({q.context_id: by_paper[q.citing_id] for q in test})
-        log(f"  Citeomatic fold {index + 1}/{len(folds)}: {len(train)} training papers, {len(by_paper)} tested "
-            f"({time.perf_counter() - start:.0f} s)")  # fmt: skip
-    return pooled(queries, per_fold)
+        detail = f"{len(train)} training papers, {len(by_paper)} tested"
+        return {q.context_id: by_paper[q.citing_id] for q in test}, detail
+
+    return each_fold(dataset, queries, folds, options.seed, "Citeomatic", log, rank_fold)
 
 
 def chosen_first(chosen: Sequence[str], ranking: Sequence[str]) -> list[str]:
@@ -319,12 +342,9 @@ def kieu_rankings(
     eval_args = parse_args(["evaluate", "--dataset", "-", "--checkpoint", "-", "--candidates", str(options.depth),
                             "--ks", "10", *length])  # fmt: skip
     eval_args.pooling, eval_args.query_text = train_args.pooling, train_args.query_text
-    per_fold = []
-    for index, tested in enumerate(folds):
-        start = time.perf_counter()
-        fold = fold_dataset(dataset, queries, tested)
+
+    def rank_fold(fold: CitationDataset, index: int) -> tuple[dict[str, list[str]], str]:
         train, test = fold.queries["train"], fold.queries["test"]
-        torch.manual_seed(options.seed + index)
         encoder, tokenizer = load_sbert(MINILM, device)
         rng = random.Random(options.seed + index)
         graph = citation_graph(train)
@@ -338,10 +358,10 @@ def kieu_rankings(
         paper_index = index_papers(encoder, tokenizer, fold, eval_args, device)
         vectors = embed_queries(encoder, tokenizer, fold, test, eval_args, device)
         plain, chosen = select_for_queries(vectors, paper_index, test, eval_args)
-        per_fold.append({q.context_id: chosen_first(c, r) for q, r, c in zip(test, plain, chosen, strict=True)})
-        log(f"  Kieu fold {index + 1}/{len(folds)}: trained on {len(train)}, tested {len(test)} "
-            f"({time.perf_counter() - start:.0f} s)")  # fmt: skip
-    return pooled(queries, per_fold)
+        rankings = {q.context_id: chosen_first(c, r) for q, r, c in zip(test, plain, chosen, strict=True)}
+        return rankings, f"trained on {len(train)}, tested {len(test)}"
+
+    return each_fold(dataset, queries, folds, options.seed, "Kieu", log, rank_fold)
 
 
 @contextlib.contextmanager
@@ -401,20 +421,17 @@ def reranked_rankings(
     """Per fold: train on the other folds' contexts, rerank the top `rerank_depth` of each tested context."""
     from trainers.rerank import by_score, score_candidates
 
-    ranking: dict[str, list[str]] = {}
-    for index, tested in enumerate(folds):
-        tested_set = set(tested)
-        train = [q for q in queries if q.citing_id not in tested_set]
-        test = [q for q in queries if q.citing_id in tested_set]
-        start = time.perf_counter()
-        model, encoder = train_reranker(dataset, train, candidates, options, options.seed + index)
+    def rank_fold(fold: CitationDataset, index: int) -> tuple[dict[str, list[str]], str]:
+        train, test = fold.queries["train"], fold.queries["test"]
+        model, encoder = train_reranker(fold, train, candidates, options, options.seed + index)
+        ranking = {}
         for query in test:
             top = candidates[query.context_id][: options.rerank_depth]
-            scores = score_candidates(model, encoder, dataset, query, top, model.head.weight.device)
+            scores = score_candidates(model, encoder, fold, query, top, model.head.weight.device)
             ranking[query.context_id] = by_score(top, scores) + candidates[query.context_id][options.rerank_depth :]
-        log(f"  fold {index + 1}/{len(folds)}: trained on {len(train)}, tested {len(test)} "
-            f"({time.perf_counter() - start:.0f} s)")  # fmt: skip
-    return [ranking[q.context_id] for q in queries]
+        return ranking, f"trained on {len(train)}, tested {len(test)}"
+
+    return each_fold(dataset, queries, folds, options.seed, "reranker", log, rank_fold)
 
 
 def summarise(values: dict[str, list[float]], baseline: dict[str, list[float]] | None, options) -> dict:
