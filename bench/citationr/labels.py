@@ -121,7 +121,6 @@ class Rate:
         return f"{self.value:.2f} [{low:.2f}, {high:.2f}] ({self.hits}/{self.total})"
 
 
-@lru_cache(maxsize=64)
 def rate_cell(rate: dict | None) -> str:
     """A `Rate.as_dict()` as a table cell, "value [low, high] (hits/of)" (the value from the counts: `value` is
     rounded to 3 places), or "n/a" when nothing was counted."""
@@ -131,6 +130,7 @@ def rate_cell(rate: dict | None) -> str:
     return f"{rate['hits'] / rate['of']:.2f} [{low:.2f}, {high:.2f}] ({rate['hits']}/{rate['of']})"
 
 
+@lru_cache(maxsize=64)
 def _parsed(source: str, stamp: tuple[int, int]) -> tuple:
     """Every item of one review file, parsed once for `read_reviews` and `own_text_of` alike (`stamp`: the file's
     modification time and size, so that a file written again is parsed again)."""
@@ -328,13 +328,17 @@ def gold_database(shared: Path) -> tuple[list[Paper], dict[str, str]]:
                 if normalized and normalized not in titles.values():
                     titles[f"gold:{len(titles)}"] = normalized
     papers = [Paper(paper_id=pid, title=title) for pid, title in titles.items()]
+    return papers + distractor_papers(shared), titles
+
+
+def distractor_papers(shared: Path) -> list[Paper]:
+    """The 1,000 S2ORC metadata sample records with a title (`s2:<id>`): unrelated papers a gold database holds
+    beside its gold titles; none where the sample is absent."""
     distractors = shared / DISTRACTORS
-    if distractors.is_file():
-        for line in distractors.read_text().splitlines():
-            record = json.loads(line)
-            if record.get("title"):
-                papers.append(Paper(paper_id=f"s2:{record['paper_id']}", title=record["title"]))
-    return papers, titles
+    if not distractors.is_file():
+        return []
+    records = (json.loads(line) for line in distractors.read_text().splitlines())
+    return [Paper(paper_id=f"s2:{r['paper_id']}", title=r["title"]) for r in records if r.get("title")]
 
 
 def mention_bib_entries(mention: PaperMention, key: str, raw_strings: bool) -> list[BibEntry]:

@@ -16,6 +16,7 @@ from bench.citationr.labels import (
     gold_review_labels,
     label_agreement,
     labelled_level,
+    rate_cell,
     read_review_labels,
     wilson,
 )
@@ -173,3 +174,11 @@ def test_wilson_interval_matches_the_closed_form_and_its_edges():
     assert wilson(0, 0) == (0.0, 1.0)
     assert wilson(5, 5)[1] == pytest.approx(1.0) and wilson(0, 5)[0] == pytest.approx(0.0)
     assert Rate(3, 4).as_dict() == {"value": 0.75, "hits": 3, "of": 4, "ci95": [0.301, 0.954]}
+
+
+@pytest.mark.unit
+def test_a_rate_cell_reads_as_the_tables_print_it():
+    # 38 of 45, the Wilson 95% interval [0.71, 0.92]: the held-out NeurIPS precision docs/citationr.md prints
+    assert rate_cell(Rate(38, 45).as_dict()) == "0.84 [0.71, 0.92] (38/45)"
+    assert rate_cell(Rate(0, 0).as_dict()) == "n/a"
+    assert rate_cell(None) == "n/a"
