@@ -26,7 +26,6 @@ one that matches no labelled title and overlaps no labelled work is a false titl
 from __future__ import annotations
 
 import argparse
-import json
 import re
 from collections import Counter, defaultdict
 from collections.abc import Sequence
@@ -36,8 +35,16 @@ from pathlib import Path
 from rapidfuzz import fuzz
 
 from bench.citationr.fit_decision import VENUES, Case, decided, fit_on, git_commit, load_table, rules_decided
-from bench.citationr.labels import DISTRACTORS, Rate, groups, mention_bib_entries, occurrences, rate_cell
-from bench.citationr.venues import RESULTS, write_results
+from bench.citationr.labels import (
+    FOUND_AT,
+    Rate,
+    distractor_papers,
+    groups,
+    mention_bib_entries,
+    occurrences,
+    rate_cell,
+)
+from bench.citationr.venues import RESULTS, work_places, write_results
 from bench.shared import shared_data_dir
 from extractors.reviews.mentions.shapes import overlaps
 from extractors.reviews.records import RECOMMENDED, PaperMention
@@ -46,7 +53,6 @@ from mapping.matcher import MatchConfig, lcs_similarity
 from mapping.records import Paper
 from mapping.titles import normalize_title
 
-FOUND_AT = 0.9
 LOCATE_AT = 90.0
 NEVER_READ_SAMPLES = ("neurips_check4", "disapere_check2")
 FORMS = (
@@ -189,12 +195,7 @@ class GoldDatabase:
                 if key and key not in self.ids:
                     self.ids[key] = f"gold:{len(self.ids)}"
         papers = [Paper(paper_id=pid, title=title) for title, pid in self.ids.items()]
-        if (shared / DISTRACTORS).is_file():
-            for line in (shared / DISTRACTORS).read_text().splitlines():
-                record = json.loads(line)
-                if record.get("title"):
-                    papers.append(Paper(paper_id=f"s2:{record['paper_id']}", title=record["title"]))
-        self.matcher = InMemoryMatcher(papers, MatchConfig())
+        self.matcher = InMemoryMatcher(papers + distractor_papers(shared), MatchConfig())
 
     def resolved(self, mentions: Sequence[PaperMention]) -> set[str]:
         """The paper ids the recommended mentions resolve to, each by its first entry that resolves."""
@@ -263,7 +264,7 @@ def comment_titles(case: Case, mentions: Sequence[PaperMention]) -> tuple[int, i
         if is_comment_line(line):
             lines.append((offset, offset + len(line)))
         offset += len(line) + 1
-    places = [span for work in case.works for span in occurrences(text, work)]
+    places = work_places(case)
     cut, false = 0, []
     for mention in mentions:
         if mention.kind != RECOMMENDED or not mention.title:
