@@ -19,8 +19,8 @@ imports, `cpu_total_s` from the process start. Beam runs `python -m pipelines.ar
 same functions (`parse_document_file`, `parse_metadata_line`, `merge_paper_group`, `InMemoryMatcher`,
 `cut_contexts`, `keep_context`, `date_and_split`, the row functions, `dataset_files`) with dicts for the
 joins, times each stage (CPU seconds: the per-stage costs docs/scale.md extrapolates from), and writes the
-same tables, with the objects alive before it frozen out of the garbage collector's full collections as the
-pipeline's in-process run has them (`pipelines.skeleton.heap_so_far_frozen`); the benchmark checks that both
+same tables, with the garbage collector set as the pipeline's in-process run sets it (the objects alive before
+frozen, young collections rarer: `pipelines.skeleton.gc_tuned_for_run`); the benchmark checks that both
 wrote the same contexts, papers and citations rows. In the Beam run, the bytes every GroupByKey receives (the
 runner's shuffle: what a Dataflow job pays shuffle for) are counted per step.
 
@@ -28,6 +28,10 @@ With `--baseline DIR` (a checkout of another revision, e.g. `git worktree add DI
 the same run of DIR's own `bench/pipeline.py` on the same corpus, in turns (baseline loop, loop, baseline Beam,
 Beam, then again), so that load on the machine weighs on both sides alike: the ratios this/baseline of each pair,
 their median and range, and whether both wrote the same rows.
+
+With `--gc off` every run turns the garbage collector off after its imports: the work without the collector's,
+to tell how much of each side's CPU the collector takes (the loop holds the whole parsed corpus, Beam's stages
+hand each other encoded bytes).
 
 Prints one line per run and the ratios, and writes everything to --json.
 """
@@ -399,18 +403,21 @@ IMPORTS = {
 }
 
 
-def child(mode: str, corpus: Path, output: Path, matcher: str) -> None:
+def child(mode: str, corpus: Path, output: Path, matcher: str, collector: str = "on") -> None:
     """One run in this process; prints its measurements as one JSON line."""
+    import gc
     import importlib
 
     for module in IMPORTS[mode]:
         importlib.import_module(module)
+    if collector == "off":
+        gc.disable()
     before = _cpu()
     wall = time.perf_counter()
     if mode == "loop":
-        from pipelines.skeleton import heap_so_far_frozen
+        from pipelines.skeleton import gc_tuned_for_run
 
-        with heap_so_far_frozen():  # as the pipeline runs in process (`DatasetPipeline.run`)
+        with gc_tuned_for_run():  # as the pipeline runs in process (`DatasetPipeline.run`)
             detail = run_loop(corpus, output)
     else:
         detail = run_beam(corpus, output, matcher)
@@ -450,13 +457,16 @@ def table_rows(folder: Path, table: str) -> list[str]:
     return sorted(rows)
 
 
-def run_child(mode: str, corpus: Path, output: Path, matcher: str, checkout: Path = REPO) -> dict:
-    """One run of `mode` in a child process of `checkout`'s own bench/pipeline.py (this one's by default)."""
+def run_child(
+    mode: str, corpus: Path, output: Path, matcher: str, checkout: Path = REPO, collector: str = "on"
+) -> dict:
+    """One run of `mode` in a child process of `checkout`'s own bench/pipeline.py (this one's by default); with
+    `collector` "off", one without the garbage collector (a checkout older than `--gc` refuses it)."""
     if output.exists():
         subprocess.run(["rm", "-rf", str(output)], check=True)
     script = checkout / "bench" / "pipeline.py"
     command = [sys.executable, str(script), "--child", mode, "--corpus", str(corpus), "--run_output", str(output)]
-    command += ["--matcher", matcher]
+    command += ["--matcher", matcher] + (["--gc", collector] if collector != "on" else [])
     env = {**os.environ, "PYTHONHASHSEED": "0", "PYTHONPATH": str(checkout)}
     done = subprocess.run(command, capture_output=True, text=True, env=env, cwd=checkout)
     if done.returncode != 0:
@@ -473,7 +483,13 @@ def ratio_summary(ratios: list[float]) -> dict[str, float]:
 
 
 def measure_against(
-    papers: int, out: Path, modes: tuple[str, ...], baseline: Path, matcher: str = "memory", repeat: int = 1
+    papers: int,
+    out: Path,
+    modes: tuple[str, ...],
+    baseline: Path,
+    matcher: str = "memory",
+    repeat: int = 1,
+    collector: str = "on",
 ) -> dict:
     """Each mode run `repeat` times by the baseline checkout and by this one, in turns on the same corpus: the
     CPU seconds of every run, the ratios this/baseline of each pair (and Beam/loop within each side), their
@@ -484,7 +500,7 @@ def measure_against(
     for _ in range(repeat):
         for mode in modes:
             for side, checkout in sides.items():
-                run = run_child(mode, corpus, out / f"{side}-{mode}-{papers}", matcher, checkout)
+                run = run_child(mode, corpus, out / f"{side}-{mode}-{papers}", matcher, checkout, collector)
                 runs[side][mode].append(run)
                 print(f"{papers:>6} papers  {side:<8} {mode:<4} {_line(run)}", flush=True)
     result: dict = {"corpus": made, "cpu_s": {}, "papers_per_cpu_s": {}, "ratios": {}}
@@ -527,7 +543,9 @@ def ensure_corpus(papers: int, out: Path) -> tuple[Path, dict]:
     return corpus, make_corpus(papers, corpus)
 
 
-def measure(papers: int, out: Path, modes: tuple[str, ...], matcher: str = "memory", repeat: int = 1) -> dict:
+def measure(
+    papers: int, out: Path, modes: tuple[str, ...], matcher: str = "memory", repeat: int = 1, collector: str = "on"
+) -> dict:
     """Each mode run `repeat` times, in turns (loop, beam, loop, beam, ...); the figures are the runs of median
     CPU, every run's CPU seconds under `repeats`."""
     corpus, made = ensure_corpus(papers, out)
@@ -535,7 +553,7 @@ def measure(papers: int, out: Path, modes: tuple[str, ...], matcher: str = "memo
     runs: dict[str, list[dict]] = {mode: [] for mode in modes}
     for _ in range(repeat):
         for mode in modes:
-            run = run_child(mode, corpus, out / f"{mode}-{papers}", matcher)
+            run = run_child(mode, corpus, out / f"{mode}-{papers}", matcher, collector=collector)
             runs[mode].append(run)
             print(f"{papers:>6} papers  {mode:<4} {_line(run)}", flush=True)
     for mode in modes:
@@ -626,12 +644,18 @@ def main(argv: list[str] | None = None) -> None:
         help="a checkout of another revision (with its own bench/pipeline.py): every run is paired with its run "
         "on the same corpus, in turns, and the ratios this/baseline are reported (see above)",
     )
+    parser.add_argument(
+        "--gc",
+        choices=("on", "off"),
+        default="on",
+        help="off: every run turns the garbage collector off after its imports (see above; default %(default)s)",
+    )
     parser.add_argument("--child", choices=("loop", "beam"), help=argparse.SUPPRESS)
     parser.add_argument("--corpus", help=argparse.SUPPRESS)
     parser.add_argument("--run_output", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
-        child(args.child, Path(args.corpus), Path(args.run_output), args.matcher)
+        child(args.child, Path(args.corpus), Path(args.run_output), args.matcher, args.gc)
         return
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -644,6 +668,7 @@ def main(argv: list[str] | None = None) -> None:
         "git": _git_state(),
         "matcher": args.matcher,
         "repeat": args.repeat,
+        "gc": args.gc,
         "sizes": {},
     }
     print(f"load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} on {os.cpu_count()} CPUs", flush=True)
@@ -652,10 +677,12 @@ def main(argv: list[str] | None = None) -> None:
         baseline = Path(args.baseline).resolve()
         results["baseline"] = {"checkout": str(baseline), "commit": _git_state(baseline)["commit"]}
         for papers in sizes:
-            results["sizes"][str(papers)] = measure_against(papers, out, modes, baseline, args.matcher, args.repeat)
+            results["sizes"][str(papers)] = measure_against(
+                papers, out, modes, baseline, args.matcher, args.repeat, args.gc
+            )
         return _finish(results, out, args.json)
     for papers in sizes:
-        results["sizes"][str(papers)] = measure(papers, out, modes, args.matcher, args.repeat)
+        results["sizes"][str(papers)] = measure(papers, out, modes, args.matcher, args.repeat, args.gc)
     results["marginal_cpu_s_per_paper"] = marginal_costs(results["sizes"], modes)
     for span, costs in results["marginal_cpu_s_per_paper"].items():
         line = ", ".join(f"{mode} {cost * 1000:.1f} ms" for mode, cost in costs.items() if mode in modes)
