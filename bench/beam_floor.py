@@ -87,6 +87,7 @@ def arsyta_shape(corpus: Path) -> dict:
     from apache_beam.pipeline import PipelineVisitor
     from apache_beam.runners.portability.fn_api_runner import fn_runner
 
+    from bench.pipeline import arsyta_argv
     from pipelines.arsyta import run
 
     shape = {"pardos": 0, "stages": 0}
@@ -109,18 +110,7 @@ def arsyta_shape(corpus: Path) -> dict:
     output = Path(tempfile.mkdtemp(prefix="beam-floor-"))
     try:
         with contextlib.redirect_stdout(io.StringIO()):
-            run(
-                [
-                    "--runner=FnApiRunner",
-                    "--tei",
-                    str(corpus / "tei" / "*.tei.xml"),
-                    "--metadata",
-                    str(corpus / "metadata.jsonl"),
-                    "--output",
-                    str(output / "out"),
-                    "--title_matcher=memory",
-                ]
-            )
+            run(arsyta_argv(corpus, output / "out"))
     finally:
         beam.Pipeline.run, fn_runner.FnApiRunner.run_stages = original_run, original_stages
         shutil.rmtree(output, ignore_errors=True)

@@ -365,11 +365,9 @@ def count_shuffle_bytes() -> dict[str, int]:
     return counted
 
 
-def run_beam(corpus: Path, output: Path, matcher: str = "memory") -> dict[str, int]:
-    from pipelines.arsyta import run
-
-    shuffled = count_shuffle_bytes()
-    argv = [
+def arsyta_argv(corpus: Path, output: Path, matcher: str = "memory") -> list[str]:
+    """The flags of one in-process arsyta run over a corpus of `make_corpus`."""
+    return [
         "--runner=FnApiRunner",
         "--tei",
         str(corpus / "tei" / "*.tei.xml"),
@@ -379,6 +377,13 @@ def run_beam(corpus: Path, output: Path, matcher: str = "memory") -> dict[str, i
         str(output),
         f"--title_matcher={matcher}",
     ]
+
+
+def run_beam(corpus: Path, output: Path, matcher: str = "memory") -> dict[str, int]:
+    from pipelines.arsyta import run
+
+    shuffled = count_shuffle_bytes()
+    argv = arsyta_argv(corpus, output, matcher)
     stdout = sys.stdout
     sys.stdout = sys.stderr  # the run's summary, out of the way of the child's JSON answer
     try:
